@@ -1,0 +1,93 @@
+//! plumb: the command-line binary. Argument parsing and output only; every behaviour lives in a
+//! library crate where a test can reach it.
+
+mod cmd;
+mod report;
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "plumb",
+    version,
+    about = "Build, check and verify Flux GitOps repositories, exactly as the cluster will",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Run as if plumb was started in DIR.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+    /// When to use colours.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Print less.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// kustomize-compatible commands.
+    #[command(subcommand)]
+    Kustomize(cmd::kustomize::KustomizeCommand),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell to generate completions for.
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    if let Some(dir) = &cli.chdir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            report::error(&format!(
+                "cannot change to directory {}: {e}",
+                dir.display()
+            ));
+            return ExitCode::from(2);
+        }
+    }
+    let result = std::panic::catch_unwind(|| run(cli));
+    match result {
+        Ok(code) => code,
+        Err(_) => {
+            report::error(
+                "internal error: plumb hit a bug; please report it with the input that caused it",
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Kustomize(c) => cmd::kustomize::run(c),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "plumb", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+    }
+}
