@@ -46,8 +46,8 @@ pub struct Resource {
 /// The merge-relevant fields of one object definition.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Definition {
-    /// Fields that are objects, lists or maps. Scalar fields are left out: they are replaced
-    /// on merge whether or not a schema knows them.
+    /// Fields that are objects, lists or maps. Scalar fields are left out (they are replaced on
+    /// merge whether or not a schema knows them) unless they carry patch extensions.
     pub fields: BTreeMap<String, FieldShape>,
     /// The shape of every other key when the object is itself a map (`additionalProperties`).
     pub values: Option<FieldShape>,
@@ -315,7 +315,8 @@ impl<'s> TypeRef<'s> {
     }
 
     /// The named field. As in kyaml, a map-typed definition answers for any key with its value
-    /// shape. `None` means the field is a scalar or unknown to the schema.
+    /// shape. `None` means the field is a scalar or unknown to the schema: either way it has no
+    /// merge metadata, and a list under it is not described by the schema.
     pub fn field(&self, name: &str) -> Option<FieldInfo<'s>> {
         let shape = self
             .definition
