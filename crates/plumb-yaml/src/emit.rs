@@ -1,0 +1,759 @@
+//! The writer: YAML text exactly as `kustomize build` prints it.
+//!
+//! kustomize prints each resource by encoding it to JSON and handing the JSON to go-yaml v2's
+//! encoder. So the output has keys in go-yaml v2's "natural" order, block style with
+//! non-indented sequences, quotes only where YAML 1.1 would misread a string, literal blocks for
+//! multi-line strings and long lines folded past column 80. This module reproduces that encoder's
+//! decisions (scalar analysis, style selection, line folding) on a [`serde_json::Value`].
+
+use crate::resolve::{plain_is_string, Schema};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+const BEST_WIDTH: usize = 80;
+const BEST_INDENT: usize = 2;
+
+/// Writes one document (no `---` separator), ending with a line break.
+pub fn write_document(value: &Value) -> String {
+    let mut e = Emitter::default();
+    e.node(value, Ctx::Root, 0);
+    e.document_end();
+    e.out
+}
+
+/// Writes several documents separated by `---`, as `kustomize build` prints a resource list.
+pub fn write_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
+    let mut out = String::new();
+    for (i, v) in values.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&write_document(v));
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Root,
+    MappingValue,
+    SequenceItem,
+}
+
+struct Emitter {
+    out: String,
+    column: usize,
+    whitespace: bool,
+    indention: bool,
+    open_ended: bool,
+    indent: usize,
+}
+
+impl Default for Emitter {
+    fn default() -> Self {
+        Emitter {
+            out: String::new(),
+            column: 0,
+            whitespace: true,
+            indention: true,
+            open_ended: false,
+            indent: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+impl Emitter {
+    fn put(&mut self, c: char) {
+        self.out.push(c);
+        self.column += 1;
+    }
+
+    fn put_break(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+    }
+
+    fn write_indent(&mut self) {
+        let indent = self.indent;
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.put_break();
+        }
+        while self.column < indent {
+            self.put(' ');
+        }
+        self.whitespace = true;
+        self.indention = true;
+    }
+
+    fn indicator(&mut self, text: &str, need_ws: bool, is_ws: bool, is_indention: bool) {
+        if need_ws && !self.whitespace {
+            self.put(' ');
+        }
+        for c in text.chars() {
+            self.put(c);
+        }
+        self.whitespace = is_ws;
+        self.indention = self.indention && is_indention;
+        self.open_ended = false;
+    }
+
+    fn document_end(&mut self) {
+        self.indent = 0;
+        self.write_indent();
+        if self.open_ended {
+            self.indicator("...", true, false, false);
+            self.write_indent();
+        }
+    }
+
+    fn node(&mut self, value: &Value, ctx: Ctx, indent: usize) {
+        match value {
+            Value::Object(map) if !map.is_empty() => self.mapping(map, ctx, indent),
+            Value::Array(items) if !items.is_empty() => self.sequence(items, ctx, indent),
+            Value::Object(_) => self.flow_empty("{", "}", indent),
+            Value::Array(_) => self.flow_empty("[", "]", indent),
+            scalar => {
+                let saved = self.indent;
+                self.indent = if ctx == Ctx::Root {
+                    0
+                } else {
+                    indent + BEST_INDENT
+                };
+                let (text, style) = scalar_text(scalar);
+                self.scalar(&text, style, false);
+                self.indent = saved;
+            }
+        }
+    }
+
+    fn flow_empty(&mut self, open: &str, close: &str, _indent: usize) {
+        self.indicator(open, true, true, false);
+        self.indicator(close, false, false, false);
+    }
+
+    /// A block mapping whose parent sits at `parent` (its keys go one level deeper, except at
+    /// the root).
+    fn mapping(&mut self, map: &Map<String, Value>, ctx: Ctx, parent: usize) {
+        let indent = match ctx {
+            Ctx::Root => 0,
+            _ => parent + BEST_INDENT,
+        };
+        let keys = sorted_keys(map);
+        for key in keys {
+            self.indent = indent;
+            self.write_indent();
+            let style = string_style(key);
+            self.scalar(key, style, true);
+            self.indicator(":", false, false, false);
+            self.node(&map[key.as_str()], Ctx::MappingValue, indent);
+        }
+        self.indent = parent;
+    }
+
+    fn sequence(&mut self, items: &[Value], ctx: Ctx, parent: usize) {
+        // go-yaml writes a sequence that is a mapping value at its key's indentation.
+        let indent = match ctx {
+            Ctx::Root => 0,
+            Ctx::MappingValue => parent,
+            Ctx::SequenceItem => parent + BEST_INDENT,
+        };
+        for item in items {
+            self.indent = indent;
+            self.write_indent();
+            self.indicator("-", true, false, true);
+            self.node(item, Ctx::SequenceItem, indent);
+        }
+        self.indent = parent;
+    }
+
+    fn scalar(&mut self, text: &str, requested: Style, simple_key: bool) {
+        let a = analyze(text);
+        let mut style = requested;
+        if simple_key && a.multiline {
+            style = Style::Double;
+        }
+        if style == Style::Plain && (!a.block_plain_allowed || (text.is_empty() && simple_key)) {
+            style = Style::Single;
+        }
+        if style == Style::Single && !a.single_quoted_allowed {
+            style = Style::Double;
+        }
+        if style == Style::Literal && (!a.block_allowed || simple_key) {
+            style = Style::Double;
+        }
+        let allow_breaks = !simple_key;
+        match style {
+            Style::Plain => self.write_plain(text, allow_breaks),
+            Style::Single => self.write_single(text, allow_breaks),
+            Style::Double => self.write_double(text, allow_breaks),
+            Style::Literal => self.write_literal(text),
+        }
+    }
+
+    fn write_plain(&mut self, text: &str, allow_breaks: bool) {
+        if !self.whitespace {
+            self.put(' ');
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let next_space = chars.get(i + 1) == Some(&' ');
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && !next_space {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else {
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+            }
+        }
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_single(&mut self, text: &str, allow_breaks: bool) {
+        self.indicator("'", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let (mut spaces, mut breaks) = (false, false);
+        let n = chars.len();
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                let next_space = chars.get(i + 1) == Some(&' ');
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && i > 0
+                    && i + 1 < n
+                    && !next_space
+                {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else if is_break(c) {
+                if !breaks && c == '\n' {
+                    self.put_break();
+                }
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                if c == '\'' {
+                    self.put('\'');
+                }
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+        }
+        self.indicator("'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_double(&mut self, text: &str, allow_breaks: bool) {
+        self.indicator("\"", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let n = chars.len();
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+                self.put('\\');
+                match c {
+                    '\0' => self.put('0'),
+                    '\u{7}' => self.put('a'),
+                    '\u{8}' => self.put('b'),
+                    '\t' => self.put('t'),
+                    '\n' => self.put('n'),
+                    '\u{b}' => self.put('v'),
+                    '\u{c}' => self.put('f'),
+                    '\r' => self.put('r'),
+                    '\u{1b}' => self.put('e'),
+                    '"' => self.put('"'),
+                    '\\' => self.put('\\'),
+                    '\u{85}' => self.put('N'),
+                    '\u{a0}' => self.put('_'),
+                    '\u{2028}' => self.put('L'),
+                    '\u{2029}' => self.put('P'),
+                    _ => {
+                        let v = c as u32;
+                        let escaped = if v <= 0xFF {
+                            format!("x{v:02X}")
+                        } else if v <= 0xFFFF {
+                            format!("u{v:04X}")
+                        } else {
+                            format!("U{v:08X}")
+                        };
+                        for e in escaped.chars() {
+                            self.put(e);
+                        }
+                    }
+                }
+                spaces = false;
+            } else if c == ' ' {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && i != 0 && i != n - 1 {
+                    self.write_indent();
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.put('\\');
+                    }
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else {
+                self.put(c);
+                spaces = false;
+            }
+        }
+        self.indicator("\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_literal(&mut self, text: &str) {
+        self.indicator("|", true, false, false);
+        self.block_scalar_hints(text);
+        self.put_break();
+        self.indention = true;
+        self.whitespace = true;
+        let mut breaks = true;
+        for c in text.chars() {
+            if is_break(c) {
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                    breaks = false;
+                }
+                self.put(c);
+                self.indention = false;
+            }
+        }
+    }
+
+    fn write_break(&mut self, c: char) {
+        if c == '\n' {
+            self.put_break();
+        } else {
+            self.out.push(c);
+            self.column = 0;
+        }
+    }
+
+    fn block_scalar_hints(&mut self, text: &str) {
+        let first = text.chars().next();
+        if first.is_some_and(|c| c == ' ' || is_break(c)) {
+            let hint = char::from(b'0' + BEST_INDENT as u8).to_string();
+            self.indicator(&hint, false, false, false);
+        }
+        self.open_ended = false;
+        let mut rev = text.chars().rev();
+        let chomp = match (rev.next(), rev.next()) {
+            (None, _) => Some("-"),
+            (Some(last), _) if !is_break(last) => Some("-"),
+            (Some(_), None) => Some("+"),
+            (Some(_), Some(prev)) if is_break(prev) => Some("+"),
+            _ => None,
+        };
+        if let Some(chomp) = chomp {
+            self.indicator(chomp, false, false, false);
+            if chomp == "+" {
+                self.open_ended = true;
+            }
+        }
+    }
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// libyaml's printable set: what it may write without an escape.
+fn is_printable(c: char) -> bool {
+    let v = c as u32;
+    v == 0x0A
+        || (0x20..=0x7E).contains(&v)
+        || (0xA0..=0xD7FF).contains(&v)
+        || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
+}
+
+struct Analysis {
+    multiline: bool,
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+/// libyaml's scalar analysis: which styles can carry this text unchanged.
+fn analyze(text: &str) -> Analysis {
+    if text.is_empty() {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let mut block_indicators = text.starts_with("---") || text.starts_with("...");
+    let mut special = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break, mut line_breaks) = (false, false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    let mut preceded_by_ws = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let followed_by_ws = i + 1 >= n || chars[i + 1] == ' ' || chars[i + 1] == '\t';
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => block_indicators = true,
+                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_ws => block_indicators = true,
+                '#' if preceded_by_ws => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            special = true;
+        }
+        if c == ' ' {
+            if i == 0 {
+                leading_space = true;
+            }
+            if i + 1 == n {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            if i == 0 {
+                leading_break = true;
+            }
+            if i + 1 == n {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+    }
+    let mut a = Analysis {
+        multiline: line_breaks,
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        a.block_plain_allowed = false;
+    }
+    if trailing_space {
+        a.block_allowed = false;
+    }
+    if break_space {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+    }
+    if space_break || special {
+        a.block_plain_allowed = false;
+        a.single_quoted_allowed = false;
+        a.block_allowed = false;
+    }
+    if line_breaks || block_indicators {
+        a.block_plain_allowed = false;
+    }
+    a
+}
+
+/// The style go-yaml v2's encoder asks for a Go string: literal when it spans lines, plain
+/// when YAML 1.1 would read it back as the same string, double-quoted otherwise.
+fn string_style(s: &str) -> Style {
+    if s.contains('\n') {
+        Style::Literal
+    } else if plain_is_string(s, Schema::Yaml11) && !is_base60_float(s) {
+        Style::Plain
+    } else {
+        Style::Double
+    }
+}
+
+/// `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`: YAML 1.1 sexagesimal numbers, which
+/// go-yaml v2 quotes on the way out.
+fn is_base60_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
+        i += 1;
+    }
+    let mut groups = 0;
+    while b.get(i) == Some(&b':') {
+        i += 1;
+        let start = i;
+        if b.get(i).is_some_and(|c| (b'0'..=b'5').contains(c))
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+        {
+            i += 2;
+        } else if b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+        groups += 1;
+    }
+    if groups == 0 {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
+            i += 1;
+        }
+    }
+    i == b.len()
+}
+
+fn scalar_text(value: &Value) -> (String, Style) {
+    match value {
+        Value::Null => ("null".into(), Style::Plain),
+        Value::Bool(b) => (b.to_string(), Style::Plain),
+        Value::Number(n) => (number_text(n), Style::Plain),
+        Value::String(s) => (s.clone(), string_style(s)),
+        _ => (String::new(), Style::Plain),
+    }
+}
+
+fn number_text(n: &Number) -> String {
+    if let Some(i) = n.as_i64() {
+        i.to_string()
+    } else if let Some(u) = n.as_u64() {
+        u.to_string()
+    } else {
+        go_format_g(n.as_f64().unwrap_or(0.0))
+    }
+}
+
+/// The shortest decimal digits of `f` and the position of the decimal point (Go's `decimal`).
+pub(crate) fn shortest_digits(f: f64) -> (String, i32) {
+    let s = format!("{:e}", f.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    (digits, exp + 1)
+}
+
+fn format_e(neg: bool, digits: &str, dp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let exp = if digits == "0" { 0 } else { dp - 1 };
+    out.push('e');
+    out.push(if exp < 0 { '-' } else { '+' });
+    out.push_str(&format!("{:02}", exp.abs()));
+    out
+}
+
+fn format_f(neg: bool, digits: &str, dp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let nd = digits.len() as i32;
+    if dp <= 0 {
+        out.push_str("0.");
+        out.push_str(&"0".repeat((-dp) as usize));
+        out.push_str(digits);
+    } else if dp >= nd {
+        out.push_str(digits);
+        out.push_str(&"0".repeat((dp - nd) as usize));
+    } else {
+        out.push_str(&digits[..dp as usize]);
+        out.push('.');
+        out.push_str(&digits[dp as usize..]);
+    }
+    out
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`.
+pub(crate) fn go_format_g(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let (digits, dp) = shortest_digits(f);
+    let exp = dp - 1;
+    if !(-4..6).contains(&exp) {
+        format_e(f < 0.0, &digits, dp)
+    } else {
+        format_f(f < 0.0, &digits, dp)
+    }
+}
+
+/// How Go's `encoding/json` writes a float64.
+pub(crate) fn go_json_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let (digits, dp) = shortest_digits(f);
+    let abs = f.abs();
+    if !(1e-6..1e21).contains(&abs) {
+        let s = format_e(f < 0.0, &digits, dp);
+        // encoding/json shortens a two-digit negative exponent: e-07 becomes e-7.
+        match s.rsplit_once("e-0") {
+            Some((m, d)) if d.len() == 1 => format!("{m}e-{d}"),
+            _ => s,
+        }
+    } else {
+        format_f(f < 0.0, &digits, dp)
+    }
+}
+
+/// The keys of `map` in the order go-yaml v2 writes them. That order is not transitive for
+/// keys mixing digit runs and other characters (`2key < 10key < 1key < 2key`); kustomize's own
+/// output is then not deterministic (Go iterates the map at random before sorting), so plumb's
+/// stable sort is as good an answer as any of kustomize's.
+pub fn sorted_keys(map: &Map<String, Value>) -> Vec<&String> {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort_by(|a, b| natural_key_order(a, b));
+    keys
+}
+
+/// go-yaml v2's map key order: runs of digits compare as numbers, letters before other
+/// characters at the first difference.
+pub fn natural_key_order(a: &str, b: &str) -> Ordering {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let mut i = 0;
+    while i < ar.len() && i < br.len() {
+        if ar[i] == br[i] {
+            i += 1;
+            continue;
+        }
+        let al = ar[i].is_alphabetic();
+        let bl = br[i].is_alphabetic();
+        if al && bl {
+            return ar[i].cmp(&br[i]);
+        }
+        if al || bl {
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        let (mut an, mut bn): (i64, i64) = (0, 0);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_ascii_digit() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let mut ai = i;
+        while ai < ar.len() && ar[ai].is_ascii_digit() {
+            an = an
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && br[bi].is_ascii_digit() {
+            bn = bn
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+            bi += 1;
+        }
+        if an != bn {
+            return an.cmp(&bn);
+        }
+        if ai != bi {
+            return ai.cmp(&bi);
+        }
+        return ar[i].cmp(&br[i]);
+    }
+    ar.len().cmp(&br.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_float_formats() {
+        assert_eq!(go_format_g(1.5e-7), "1.5e-07");
+        assert_eq!(go_format_g(1234567.5), "1.2345675e+06");
+        assert_eq!(go_format_g(123456.5), "123456.5");
+        assert_eq!(go_format_g(0.0001), "0.0001");
+        assert_eq!(go_format_g(1e-5), "1e-05");
+        assert_eq!(go_json_float(1.5e-7), "1.5e-7");
+        assert_eq!(go_json_float(1e20), "100000000000000000000");
+        assert_eq!(go_json_float(1e21), "1e+21");
+    }
+
+    #[test]
+    fn natural_order_matches_go_yaml_v2() {
+        let mut keys = vec!["a10", "a9", "10key", "2key", "Beta", "_under", "alpha"];
+        keys.sort_by(|a, b| natural_key_order(a, b));
+        assert_eq!(
+            keys,
+            vec!["_under", "2key", "10key", "Beta", "a9", "a10", "alpha"]
+        );
+        // Not transitive: only the insertion order Go's sort uses gives kustomize's answer.
+        assert_eq!(natural_key_order("10key", "1key"), Ordering::Less);
+        assert_eq!(natural_key_order("1key", "2key"), Ordering::Less);
+    }
+
+    #[test]
+    fn base60() {
+        assert!(is_base60_float("12:30"));
+        assert!(is_base60_float("190:20:30"));
+        assert!(!is_base60_float("1:2:x"));
+        assert!(!is_base60_float("12"));
+    }
+}

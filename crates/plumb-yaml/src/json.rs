@@ -1,0 +1,166 @@
+//! Conversions between nodes and [`serde_json::Value`].
+//!
+//! [`to_json`] gives the value kustomize prints: the node resolved as go-yaml v3 reads it,
+//! encoded as Go's `encoding/json` would, and read back as go-yaml v2 does (so `1.0` becomes
+//! `1`, a timestamp becomes its RFC 3339 string, `1e21` stays a float).
+
+use crate::emit::go_json_float;
+use crate::error::YamlError;
+use crate::node::{Node, NodeKind};
+use crate::resolve::{resolve, resolve_number, Resolved, Schema};
+use serde_json::{Map, Number, Value};
+
+/// The JSON value kustomize derives from a node.
+pub fn to_json(node: &Node) -> Result<Value, YamlError> {
+    convert(node, true)
+}
+
+fn fail(node: &Node, message: String) -> YamlError {
+    match &node.span {
+        Some(span) => YamlError::at(&span.file, span.start, message),
+        None => YamlError {
+            path: Default::default(),
+            location: crate::source::Location { line: 0, column: 0 },
+            offset: 0,
+            message,
+        },
+    }
+}
+
+fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
+    match &node.kind {
+        NodeKind::Scalar(s) => {
+            let resolved = resolve(s, Schema::Kustomize).map_err(|e| fail(node, e.to_string()))?;
+            scalar_json(node, resolved)
+        }
+        NodeKind::Sequence(items) => Ok(Value::Array(
+            items
+                .iter()
+                .map(|n| convert(n, false))
+                .collect::<Result<_, _>>()?,
+        )),
+        NodeKind::Mapping(entries) => {
+            let mut map = Map::with_capacity(entries.len());
+            for (k, v) in entries {
+                let key = match k.as_scalar() {
+                    Some(s) if top => s.value.clone(),
+                    Some(s) => match resolve(s, Schema::Kustomize) {
+                        Ok(Resolved::Str(text)) => text.into_owned(),
+                        _ => {
+                            return Err(fail(
+                                k,
+                                format!(
+                                    "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
+                                    s.value
+                                ),
+                            ))
+                        }
+                    },
+                    None => return Err(fail(k, "mapping key is not a scalar".into())),
+                };
+                if map.contains_key(&key) {
+                    let line = k.span.as_ref().map_or(0, |s| s.location().line);
+                    return Err(fail(
+                        k,
+                        format!("mapping key {key:?} already defined (line {line})"),
+                    ));
+                }
+                map.insert(key, convert(v, false)?);
+            }
+            Ok(Value::Object(map))
+        }
+    }
+}
+
+fn scalar_json(node: &Node, resolved: Resolved<'_>) -> Result<Value, YamlError> {
+    Ok(match resolved {
+        Resolved::Null => Value::Null,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => Value::Number(i.into()),
+        Resolved::Uint(u) => Value::Number(u.into()),
+        Resolved::Float(f) => {
+            if !f.is_finite() {
+                let shown = if f.is_nan() {
+                    "NaN"
+                } else if f > 0.0 {
+                    "+Inf"
+                } else {
+                    "-Inf"
+                };
+                return Err(fail(node, format!("json: unsupported value: {shown}")));
+            }
+            reread_number(&go_json_float(f))
+        }
+        Resolved::Str(s) => Value::String(reread_string(node, &s)?),
+        Resolved::Timestamp(t) => Value::String(t.to_string()),
+    })
+}
+
+/// A number as go-yaml v2 reads the JSON text Go wrote for it.
+fn reread_number(text: &str) -> Value {
+    match resolve_number(text) {
+        Some(Resolved::Int(i)) => Value::Number(i.into()),
+        Some(Resolved::Uint(u)) => Value::Number(u.into()),
+        Some(Resolved::Float(f)) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+        _ => Value::Null,
+    }
+}
+
+/// A string as go-yaml v2 reads back the JSON Go wrote: characters YAML forbids are an error,
+/// and a raw NEL (which JSON does not escape) is a line break folded like any other.
+fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
+    if s.chars().any(|c| {
+        let v = c as u32;
+        v == 0x7F || ((0x80..=0x9F).contains(&v) && v != 0x85) || v == 0xFFFE || v == 0xFFFF
+    }) {
+        return Err(fail(
+            node,
+            "yaml: control characters are not allowed".into(),
+        ));
+    }
+    if !s.contains('\u{85}') {
+        return Ok(s.to_string());
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == ' ' || chars[i] == '\u{85}' {
+            let start = i;
+            let mut breaks = 0;
+            while i < chars.len() && (chars[i] == ' ' || chars[i] == '\u{85}') {
+                if chars[i] == '\u{85}' {
+                    breaks += 1;
+                }
+                i += 1;
+            }
+            if breaks == 0 {
+                out.extend(&chars[start..i]);
+            } else if breaks == 1 {
+                out.push(' ');
+            } else {
+                out.push_str(&"\n".repeat(breaks - 1));
+            }
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// A node holding `value`: strings are tagged `!!str` so they stay strings.
+pub fn from_json(value: &Value) -> Node {
+    match value {
+        Value::Null => Node::null(),
+        Value::Bool(b) => Node::plain(b.to_string()),
+        Value::Number(n) => Node::plain(n.to_string()),
+        Value::String(s) => Node::string(s.clone()),
+        Value::Array(items) => Node::sequence(items.iter().map(from_json).collect()),
+        Value::Object(map) => Node::new(NodeKind::Mapping(
+            map.iter()
+                .map(|(k, v)| (Node::string(k.clone()), from_json(v)))
+                .collect(),
+        )),
+    }
+}
