@@ -1,0 +1,86 @@
+//! The errors of the state store, each worded for the person who has to act on it.
+
+use crate::backend::BackendError;
+use crate::lock::LockInfo;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("invalid store URL {url:?}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    #[error(
+        "invalid stack name {0:?}: use 1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+    )]
+    InvalidStack(String),
+    #[error("stack {0} does not exist: create it with `plumb state init`")]
+    NoStack(String),
+    #[error("stack {0} already exists")]
+    StackExists(String),
+    #[error("stack {0} has no versions yet")]
+    Empty(String),
+    #[error("stack {stack} has no version {serial}")]
+    NoSuchVersion { stack: String, serial: u64 },
+    #[error("{}", locked_message(.0))]
+    Locked(Box<LockInfo>),
+    #[error("stack {0} is not locked")]
+    NotLocked(String),
+    #[error("stack {stack} is locked with id {found}, not {given}")]
+    LockMismatch {
+        stack: String,
+        given: String,
+        found: String,
+    },
+    #[error("no key: give --identity FILE or --recipient AGE1..., or set PLUMB_STATE_PASSPHRASE")]
+    NoKey,
+    #[error("invalid key: {0}")]
+    InvalidKey(String),
+    #[error("{what}: none of the given keys can decrypt it (wrong key?)")]
+    WrongKey { what: String },
+    #[error("{what}: decryption failed, the ciphertext was modified or is corrupt ({reason})")]
+    Tampered { what: String, reason: String },
+    #[error(
+        "{what}: it holds stack {found_stack:?} serial {found_serial}, not stack {stack:?} \
+         serial {serial}: a version was copied or replayed; refused"
+    )]
+    Misbound {
+        what: String,
+        stack: String,
+        serial: u64,
+        found_stack: String,
+        found_serial: u64,
+    },
+    #[error(
+        "stack {stack}: version {serial} is not the object HEAD recorded (digest differs): it was \
+         replaced after it was written; refused"
+    )]
+    DigestMismatch { stack: String, serial: u64 },
+    #[error(
+        "stack {stack}: HEAD names serial {head} but version {above} exists and no put holds the \
+         lock: HEAD was rolled back or an old HEAD replayed; refused"
+    )]
+    RolledBack {
+        stack: String,
+        head: u64,
+        above: u64,
+    },
+    #[error("{what} is corrupt: {reason}")]
+    Corrupt { what: String, reason: String },
+    #[error("stack {stack}: {message}")]
+    Conflict { stack: String, message: String },
+}
+
+fn locked_message(lock: &LockInfo) -> String {
+    let mut s = format!(
+        "locked: stack {} is held by {} for {:?} since {} (lock id {})",
+        lock.stack, lock.who, lock.operation, lock.created, lock.id
+    );
+    if lock.is_expired() {
+        s.push_str(&format!(
+            "; the lock expired at {}: if its holder is gone, break it with \
+             `plumb state force-unlock --lock-id {}`",
+            lock.expires, lock.id
+        ));
+    }
+    s
+}
