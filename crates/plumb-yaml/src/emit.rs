@@ -45,7 +45,6 @@ struct Emitter {
     column: usize,
     whitespace: bool,
     indention: bool,
-    open_ended: bool,
     indent: usize,
 }
 
@@ -56,7 +55,6 @@ impl Default for Emitter {
             column: 0,
             whitespace: true,
             indention: true,
-            open_ended: false,
             indent: 0,
         }
     }
@@ -102,16 +100,11 @@ impl Emitter {
         }
         self.whitespace = is_ws;
         self.indention = self.indention && is_indention;
-        self.open_ended = false;
     }
 
     fn document_end(&mut self) {
         self.indent = 0;
         self.write_indent();
-        if self.open_ended {
-            self.indicator("...", true, false, false);
-            self.write_indent();
-        }
     }
 
     fn node(&mut self, value: &Value, ctx: Ctx, indent: usize) {
@@ -365,7 +358,6 @@ impl Emitter {
             let hint = char::from(b'0' + BEST_INDENT as u8).to_string();
             self.indicator(&hint, false, false, false);
         }
-        self.open_ended = false;
         let mut rev = text.chars().rev();
         let chomp = match (rev.next(), rev.next()) {
             (None, _) => Some("-"),
@@ -376,9 +368,6 @@ impl Emitter {
         };
         if let Some(chomp) = chomp {
             self.indicator(chomp, false, false, false);
-            if chomp == "+" {
-                self.open_ended = true;
-            }
         }
     }
 }
