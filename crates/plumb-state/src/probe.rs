@@ -514,3 +514,142 @@ fn probe_header(serial: u64, size: usize) -> VersionHeader {
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{MemoryBackend, Object};
+    use std::time::Duration;
+
+    /// Accepts conditional writes and ignores their conditions, like a server that drops the
+    /// headers.
+    struct IgnoresConditions(MemoryBackend);
+
+    /// Checks a condition, then writes unconditionally a moment later: right one at a time,
+    /// wrong under concurrency.
+    struct ChecksThenWrites(MemoryBackend);
+
+    impl Backend for IgnoresConditions {
+        fn describe(&self) -> String {
+            "memory://ignores-conditions".to_string()
+        }
+        fn get(&self, key: &str) -> Result<Option<Object>, BackendError> {
+            self.0.get(key)
+        }
+        fn put(&self, key: &str, data: &[u8], _: &WriteCondition) -> Result<ETag, BackendError> {
+            self.0.delete(key)?;
+            self.0.put(key, data, &WriteCondition::Create)
+        }
+        fn delete_if_match(&self, key: &str, _: &ETag) -> Result<(), BackendError> {
+            self.0.delete(key)
+        }
+        fn delete(&self, key: &str) -> Result<(), BackendError> {
+            self.0.delete(key)
+        }
+        fn list(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+            self.0.list(prefix)
+        }
+    }
+
+    impl Backend for ChecksThenWrites {
+        fn describe(&self) -> String {
+            "memory://checks-then-writes".to_string()
+        }
+        fn get(&self, key: &str) -> Result<Option<Object>, BackendError> {
+            self.0.get(key)
+        }
+        fn put(
+            &self,
+            key: &str,
+            data: &[u8],
+            condition: &WriteCondition,
+        ) -> Result<ETag, BackendError> {
+            let current = self.0.get(key)?;
+            match (condition, &current) {
+                (WriteCondition::Create, Some(_)) => {
+                    return Err(BackendError::AlreadyExists {
+                        key: key.to_string(),
+                    })
+                }
+                (WriteCondition::Match(want), Some(o)) if &o.etag != want => {
+                    return Err(BackendError::PreconditionFailed {
+                        key: key.to_string(),
+                    })
+                }
+                (WriteCondition::Match(_), None) => {
+                    return Err(BackendError::PreconditionFailed {
+                        key: key.to_string(),
+                    })
+                }
+                _ => {}
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            self.0.delete(key)?;
+            self.0.put(key, data, &WriteCondition::Create)
+        }
+        fn delete_if_match(&self, key: &str, etag: &ETag) -> Result<(), BackendError> {
+            self.0.delete_if_match(key, etag)
+        }
+        fn delete(&self, key: &str) -> Result<(), BackendError> {
+            self.0.delete(key)
+        }
+        fn list(&self, prefix: &str) -> Result<Vec<String>, BackendError> {
+            self.0.list(prefix)
+        }
+    }
+
+    fn options() -> ProbeOptions {
+        ProbeOptions {
+            writers: 16,
+            rounds: 3,
+        }
+    }
+
+    #[test]
+    fn an_honest_backend_passes_every_property_and_is_left_clean() {
+        let backend = MemoryBackend::new();
+        let report = probe(&backend, &options());
+        assert!(report.passed, "{report:#?}");
+        assert_eq!(report.checks.len(), PROPERTIES.len());
+        assert_eq!(report.cleanup_error, None);
+        assert_eq!(backend.list("").ok(), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_backend_that_ignores_conditions_fails_every_conditional_property() {
+        let report = probe(&IgnoresConditions(MemoryBackend::new()), &options());
+        assert!(!report.passed);
+        assert_eq!(
+            report.failed(),
+            vec![
+                "create-if-absent",
+                "update-if-match/wrong-etag",
+                "update-if-match/stale-etag",
+                "update-if-match/absent-key",
+                "conditional-delete",
+                "race/create-if-absent",
+                "race/update-if-match",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_backend_that_checks_then_writes_fails_only_the_races() {
+        let report = probe(&ChecksThenWrites(MemoryBackend::new()), &options());
+        assert_eq!(
+            report.failed(),
+            vec!["race/create-if-absent", "race/update-if-match"]
+        );
+        let race = &report.checks[6];
+        assert!(race.detail.contains("writers succeeded"), "{}", race.detail);
+    }
+
+    #[test]
+    fn the_local_backend_passes_every_property() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let backend = crate::backend::LocalBackend::new(dir.path());
+        let report = probe(&backend, &options());
+        assert!(report.passed, "{report:#?}");
+        assert_eq!(backend.list("").ok(), Some(Vec::new()));
+    }
+}
