@@ -422,6 +422,25 @@ mod tests {
     }
 
     #[test]
+    fn flux_quirks_are_kept() {
+        let v = &[("x", "abcabc"), ("f", "v1.2")];
+        // A prefix/suffix replace without a replacement leaves the value alone.
+        assert_eq!(lenient("${x/#abc/}", v), "abcabc");
+        // `%` matches the reversed pattern, so a bracket class reads backwards.
+        assert_eq!(lenient("${f%[0-9]}", v), "v1.2");
+        assert_eq!(lenient("${f%]9-0[}", v), "v1.");
+        // An empty pattern matches before every character and at the end.
+        assert_eq!(lenient("${x///-}", v), "-a-b-c-a-b-c-");
+        // `:-` is a default, never a negative substring offset.
+        assert_eq!(lenient("${x:-1}", v), "abcabc");
+        assert_eq!(lenient("${x:${neg}}", &[("x", "abc"), ("neg", "-2")]), "bc");
+        // A multi-byte character right after `:` trips Flux's scanner.
+        assert!(substitute("${x:é}", &vars(v), Mode::Lenient).is_err());
+        // NUL is the scanner's end of input.
+        assert_eq!(lenient("a\0${x}", v), "a");
+    }
+
+    #[test]
     fn var_names() {
         for ok in ["a", "_", "A_1", "_9", "cluster_name"] {
             assert!(is_valid_var_name(ok), "{ok}");
