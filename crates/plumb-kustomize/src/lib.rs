@@ -1,1 +1,24 @@
-//! placeholder
+//! plumb-kustomize: the kustomize engine, over plumb-yaml nodes.
+//!
+//! A build loads a kustomization, accumulates its resources (files and nested kustomizations),
+//! runs its transformers as a pipeline of small named steps, and orders the result; the output
+//! is byte-identical to `kustomize build`.
+//!
+//! ```no_run
+//! use plumb_kustomize::{build_yaml, BuildOptions};
+//! let yaml = build_yaml(std::path::Path::new("overlays/prod"), &BuildOptions::default()).unwrap();
+//! print!("{yaml}");
+//! ```
+
+pub mod build;
+pub mod error;
+pub mod kustomization;
+pub mod loader;
+pub mod resource;
+pub mod schema;
+pub mod transform;
+
+pub use build::{build, build_yaml, BuildOptions, Reorder, ResourceList};
+pub use error::KustomizeError;
+pub use loader::LoadRestrictor;
+pub use resource::{Gvk, ResId, Resource};

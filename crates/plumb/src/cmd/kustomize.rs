@@ -1,23 +1,80 @@
-//! `plumb kustomize build`: a drop-in for `kustomize build`.
+//! `plumb kustomize build`: a drop-in for `kustomize build`, with kustomize's flags.
 
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
+use plumb_kustomize::{BuildOptions, LoadRestrictor, Reorder};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand, Debug)]
 pub enum KustomizeCommand {
-    /// Build a kustomization directory and print the resources, byte-identical to kustomize.
+    /// Build a kustomization directory and print its resources, byte-identical to kustomize.
     Build {
         /// The directory holding kustomization.yaml.
         #[arg(default_value = ".")]
-        dir: std::path::PathBuf,
+        dir: PathBuf,
+        /// Output order: `legacy` sorts by kind as kustomize does by default, `none` keeps the
+        /// order of the resources lists. Without the flag, the kustomization's `sortOptions`
+        /// decide, and legacy applies when it has none.
+        #[arg(long, value_enum)]
+        reorder: Option<ReorderArg>,
+        /// Whether files outside a kustomization's directory may be read.
+        #[arg(long, value_enum, default_value_t = RestrictorArg::LoadRestrictionsRootOnly)]
+        load_restrictor: RestrictorArg,
     },
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum ReorderArg {
+    Legacy,
+    None,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+#[allow(clippy::enum_variant_names)]
+pub enum RestrictorArg {
+    #[value(name = "LoadRestrictionsRootOnly")]
+    LoadRestrictionsRootOnly,
+    #[value(name = "LoadRestrictionsNone")]
+    LoadRestrictionsNone,
 }
 
 pub fn run(cmd: KustomizeCommand) -> ExitCode {
     match cmd {
-        KustomizeCommand::Build { dir } => {
-            crate::report::error(&format!("{}: not built yet", dir.display()));
-            ExitCode::from(2)
+        KustomizeCommand::Build {
+            dir,
+            reorder,
+            load_restrictor,
+        } => {
+            let options = BuildOptions {
+                reorder: match reorder {
+                    None => Reorder::Unspecified,
+                    Some(ReorderArg::Legacy) => Reorder::Legacy,
+                    Some(ReorderArg::None) => Reorder::None,
+                },
+                load_restrictor: match load_restrictor {
+                    RestrictorArg::LoadRestrictionsRootOnly => LoadRestrictor::RootOnly,
+                    RestrictorArg::LoadRestrictionsNone => LoadRestrictor::None,
+                },
+                ..BuildOptions::default()
+            };
+            match plumb_kustomize::build_yaml(&dir, &options) {
+                Ok(yaml) => {
+                    let mut out = std::io::stdout().lock();
+                    if out
+                        .write_all(yaml.as_bytes())
+                        .and_then(|()| out.flush())
+                        .is_err()
+                    {
+                        return ExitCode::from(2);
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    crate::report::error(&e.to_string());
+                    ExitCode::from(2)
+                }
+            }
         }
     }
 }

@@ -1,0 +1,246 @@
+//! The build: a kustomization's resources accumulated depth first (files and nested
+//! kustomizations), then the kustomization's transformers, then the output order.
+
+use crate::error::KustomizeError;
+use crate::kustomization::Kustomization;
+use crate::loader::{self, LoadRestrictor};
+use crate::resource::{ResId, Resource};
+use crate::transform;
+use plumb_yaml::{Node, NodeKind};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// kustomize's `--reorder`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reorder {
+    /// The kustomization's `sortOptions` if it has them, else legacy (the CLI default).
+    #[default]
+    Unspecified,
+    /// kustomize's fixed kind order.
+    Legacy,
+    /// The order resources were accumulated in.
+    None,
+}
+
+/// Options of one build.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    pub reorder: Reorder,
+    pub load_restrictor: LoadRestrictor,
+    pub managed_by_label: bool,
+}
+
+/// The result of a build: resources in output order.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceList {
+    pub resources: Vec<Resource>,
+}
+
+impl ResourceList {
+    /// Appends a resource, refusing a second resource with the same identity.
+    pub fn append(&mut self, resource: Resource) -> Result<(), KustomizeError> {
+        let id = resource.id();
+        if self.resources.iter().any(|r| r.id() == id) {
+            return Err(KustomizeError::Other(format!(
+                "may not add resource with an already registered id: {id}"
+            )));
+        }
+        self.resources.push(resource);
+        Ok(())
+    }
+
+    pub fn ids(&self) -> Vec<ResId> {
+        self.resources.iter().map(Resource::id).collect()
+    }
+
+    /// The resources as `kustomize build` prints them.
+    pub fn to_yaml(&self) -> Result<String, KustomizeError> {
+        let values = self
+            .resources
+            .iter()
+            .map(|r| plumb_yaml::to_json(&r.node))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(plumb_yaml::write_stream(&values))
+    }
+}
+
+/// Builds the kustomization in `dir`.
+pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, KustomizeError> {
+    let mut builder = Builder {
+        options,
+        stack: Vec::new(),
+    };
+    let (mut list, top) = builder.build_dir(dir)?;
+    transform::build_annotations::finalize(&mut list.resources);
+    let sort = match options.reorder {
+        Reorder::None => None,
+        Reorder::Legacy => Some(transform::sort::default_lists()),
+        Reorder::Unspecified => sort_options(&top)?,
+    };
+    if let Some((first, last)) = sort {
+        transform::sort::legacy_sort(&mut list.resources, &first, &last);
+    }
+    Ok(list)
+}
+
+/// Builds `dir` and renders it as `kustomize build` prints it.
+pub fn build_yaml(dir: &Path, options: &BuildOptions) -> Result<String, KustomizeError> {
+    build(dir, options)?.to_yaml()
+}
+
+/// Kinds to put first and last in legacy order.
+type KindOrder = (Vec<String>, Vec<String>);
+
+/// The order the top kustomization's `sortOptions` ask for (legacy when absent).
+fn sort_options(k: &Kustomization) -> Result<Option<KindOrder>, KustomizeError> {
+    let Some(opts) = k.field("sortOptions") else {
+        return Ok(Some(transform::sort::default_lists()));
+    };
+    match opts.str_at(&["order"]) {
+        Some("fifo") => {
+            if opts.get("legacySortOptions").is_some() {
+                return Err(KustomizeError::Other(
+                    "the field 'sortOptions.legacySortOptions' is set but the selected sort order is 'fifo', not 'legacy'".into(),
+                ));
+            }
+            Ok(None)
+        }
+        Some("legacy") => {
+            let (mut first, mut last) = transform::sort::default_lists();
+            if let Some(legacy) = opts.get("legacySortOptions") {
+                let list = |key: &str| -> Vec<String> {
+                    legacy
+                        .get(key)
+                        .and_then(Node::as_sequence)
+                        .map(|v| {
+                            v.iter()
+                                .filter_map(|n| n.scalar_value().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                first = list("orderFirst");
+                last = list("orderLast");
+            }
+            Ok(Some((first, last)))
+        }
+        _ => Err(KustomizeError::Other(
+            "the field 'sortOptions.order' must be one of [fifo, legacy]".into(),
+        )),
+    }
+}
+
+struct Builder<'a> {
+    options: &'a BuildOptions,
+    /// The kustomization directories being built, to refuse cycles.
+    stack: Vec<PathBuf>,
+}
+
+impl Builder<'_> {
+    fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
+        let abs = loader::absolute(dir);
+        if self.stack.contains(&abs) {
+            return Err(KustomizeError::Cycle(abs));
+        }
+        let file = loader::find_kustomization(dir)?;
+        let k = Kustomization::load(&file)?;
+        self.stack.push(abs);
+        let result = self.build_kustomization(&k);
+        self.stack.pop();
+        Ok((result?, k))
+    }
+
+    fn build_kustomization(&mut self, k: &Kustomization) -> Result<ResourceList, KustomizeError> {
+        let mut list = ResourceList::default();
+        let mut entries = k.string_list("bases")?;
+        entries.extend(k.string_list("resources")?);
+        for entry in entries {
+            self.accumulate(k.dir(), &entry, &mut list)
+                .map_err(|e| KustomizeError::accumulating(&entry, e))?;
+        }
+        Ok(list)
+    }
+
+    fn accumulate(
+        &mut self,
+        root: &Path,
+        entry: &str,
+        list: &mut ResourceList,
+    ) -> Result<(), KustomizeError> {
+        if loader::is_remote(entry) {
+            return Err(KustomizeError::Unsupported(format!(
+                "remote resource {entry:?}: plumb builds offline; vendor it into the repository"
+            )));
+        }
+        let path = loader::clean(&root.join(entry));
+        if path.is_dir() {
+            let (built, _) = self.build_dir(&path)?;
+            for r in built.resources {
+                list.append(r)?;
+            }
+            return Ok(());
+        }
+        if !path.exists() {
+            return Err(KustomizeError::Io {
+                path: path.clone(),
+                message: "no such file or directory".into(),
+            });
+        }
+        loader::check_restrictor(self.options.load_restrictor, root, &path)?;
+        for r in read_resources(&path)? {
+            list.append(r)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
+pub fn read_resources(path: &Path) -> Result<Vec<Resource>, KustomizeError> {
+    let text = loader::read_text(path)?;
+    let docs = plumb_yaml::parse_documents(path, &text)?;
+    let mut out = Vec::new();
+    for doc in docs {
+        push_resource(doc, path, &mut out)?;
+    }
+    let mut seen = HashSet::new();
+    for r in &out {
+        // A duplicate key inside a resource is an error in kustomize; find it early.
+        plumb_yaml::to_json(&r.node)?;
+        seen.insert(r.id());
+    }
+    Ok(out)
+}
+
+fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
+    match &doc.kind {
+        NodeKind::Scalar(_) if doc.is_null() => Ok(()),
+        NodeKind::Mapping(entries) if entries.is_empty() => Ok(()),
+        NodeKind::Mapping(_) => {
+            let kind = doc.str_at(&["kind"]).unwrap_or("");
+            if kind.ends_with("List") {
+                if let Some(items) = doc.get("items").and_then(Node::as_sequence) {
+                    for item in items.clone() {
+                        push_resource(item, path, out)?;
+                    }
+                    return Ok(());
+                }
+            }
+            out.push(Resource::new(doc));
+            Ok(())
+        }
+        _ => {
+            let (line, column) = doc
+                .span
+                .as_ref()
+                .map(|s| {
+                    let l = s.location();
+                    (l.line, l.column)
+                })
+                .unwrap_or((0, 0));
+            Err(KustomizeError::Other(format!(
+                "{}:{line}:{column}: a resource must be a YAML mapping",
+                path.display()
+            )))
+        }
+    }
+}

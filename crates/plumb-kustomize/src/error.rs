@@ -1,0 +1,52 @@
+//! Build errors, worded as kustomize words them so that people (and the conformance corpus)
+//! recognise them, with the file and line where plumb knows it.
+
+use plumb_yaml::YamlError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KustomizeError {
+    /// The YAML of a resource or kustomization file is malformed.
+    #[error("MalformedYAMLError: {0}")]
+    MalformedYaml(#[from] YamlError),
+    /// No kustomization file in a directory that needs one.
+    #[error("unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'", .0.display())]
+    MissingKustomization(PathBuf),
+    #[error("Found multiple kustomization files under: {}", .0.display())]
+    MultipleKustomizations(PathBuf),
+    /// A kustomization file that is not valid (unknown field, wrong type).
+    #[error("invalid Kustomization: {message} in {}{}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    InvalidKustomization {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// Context added while accumulating a resource entry.
+    #[error("accumulating resources: accumulating resources from '{entry}': {source}")]
+    Accumulating {
+        entry: String,
+        #[source]
+        source: Box<KustomizeError>,
+    },
+    #[error("security; file '{}' is not in or below '{}'", file.display(), root.display())]
+    OutsideRoot { file: PathBuf, root: PathBuf },
+    #[error("cycle detected: {} refers to itself through its resources", .0.display())]
+    Cycle(PathBuf),
+    #[error("{}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    /// Something plumb will not do offline or at all (remote resources, plugins).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Any other error, with kustomize's wording.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl KustomizeError {
+    pub fn accumulating(entry: &str, source: KustomizeError) -> KustomizeError {
+        KustomizeError::Accumulating {
+            entry: entry.to_string(),
+            source: Box::new(source),
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The kustomization file: a typed view over its node, with kustomize's validation of field
+//! names and types.
+
+use crate::error::KustomizeError;
+use plumb_yaml::{Node, NodeKind};
+use std::path::{Path, PathBuf};
+
+/// Every top-level field kustomize's `Kustomization` type has.
+pub const KNOWN_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "buildMetadata",
+];
+
+/// A parsed kustomization file.
+#[derive(Debug, Clone)]
+pub struct Kustomization {
+    pub path: PathBuf,
+    pub node: Node,
+}
+
+impl Kustomization {
+    /// Reads and validates the kustomization file at `path`.
+    pub fn load(path: &Path) -> Result<Kustomization, KustomizeError> {
+        let text = crate::loader::read_text(path)?;
+        Kustomization::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Kustomization, KustomizeError> {
+        let docs = plumb_yaml::parse_documents(path, text)?;
+        let node = docs
+            .into_iter()
+            .find(|d| !d.is_null())
+            .unwrap_or_else(Node::mapping);
+        if !node.is_mapping() {
+            return Err(invalid(
+                path,
+                &node,
+                "kustomization must be a mapping".into(),
+            ));
+        }
+        let k = Kustomization {
+            path: path.to_path_buf(),
+            node,
+        };
+        k.validate()?;
+        Ok(k)
+    }
+
+    /// The directory the kustomization's relative paths start from.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    fn validate(&self) -> Result<(), KustomizeError> {
+        if let Some(entries) = self.node.as_mapping() {
+            for (key, _) in entries {
+                let name = key.scalar_value().unwrap_or("");
+                if !KNOWN_FIELDS.contains(&name) {
+                    let hint = closest(name, KNOWN_FIELDS)
+                        .map(|c| format!(" (did you mean {c:?}?)"))
+                        .unwrap_or_default();
+                    return Err(invalid(
+                        &self.path,
+                        key,
+                        format!("json: unknown field {name:?}{hint}"),
+                    ));
+                }
+            }
+        }
+        let kind = self.node.str_at(&["kind"]).unwrap_or("Kustomization");
+        if !matches!(kind, "Kustomization" | "Component" | "") {
+            return Err(invalid(
+                &self.path,
+                self.node.get("kind").unwrap_or(&self.node),
+                format!("kind {kind:?} is neither Kustomization nor Component"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether this is a `kind: Component`.
+    pub fn is_component(&self) -> bool {
+        self.node.str_at(&["kind"]) == Some("Component")
+    }
+
+    /// A field holding a list of strings (`resources`, `components`, ...).
+    pub fn string_list(&self, field: &str) -> Result<Vec<String>, KustomizeError> {
+        let Some(node) = self.node.get(field) else {
+            return Ok(Vec::new());
+        };
+        if node.is_null() {
+            return Ok(Vec::new());
+        }
+        let Some(items) = node.as_sequence() else {
+            return Err(invalid(
+                &self.path,
+                node,
+                format!("field {field:?} must be a list of strings"),
+            ));
+        };
+        items
+            .iter()
+            .map(|item| match &item.kind {
+                NodeKind::Scalar(s) => Ok(s.value.clone()),
+                _ => Err(invalid(
+                    &self.path,
+                    item,
+                    format!("field {field:?} must be a list of strings"),
+                )),
+            })
+            .collect()
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Node> {
+        self.node.get(name).filter(|n| !n.is_null())
+    }
+}
+
+pub(crate) fn invalid(path: &Path, node: &Node, message: String) -> KustomizeError {
+    KustomizeError::InvalidKustomization {
+        path: path.to_path_buf(),
+        line: node.span.as_ref().map(|s| s.location().line),
+        message,
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&word.to_lowercase(), &c.to_lowercase()), *c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,122 @@
+//! A resource: one Kubernetes object as a node tree, and its identity (group, version, kind,
+//! namespace, name) the way kustomize computes it.
+
+use plumb_yaml::Node;
+use std::fmt;
+
+/// Group, version and kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Gvk {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl Gvk {
+    /// Splits an `apiVersion` into group and version (`apps/v1`, `v1`).
+    pub fn from_api_version(api_version: &str, kind: &str) -> Gvk {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None if api_version == "builtin" => (api_version.to_string(), String::new()),
+            None => (String::new(), api_version.to_string()),
+        };
+        Gvk {
+            group,
+            version,
+            kind: kind.to_string(),
+        }
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl fmt::Display for Gvk {
+    /// kustomize's `Kind.version.group` form used in messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let or = |s: &str, d: &'static str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        write!(
+            f,
+            "{}.{}.{}",
+            or(&self.kind, "[noKind]"),
+            or(&self.version, "[noVer]"),
+            or(&self.group, "[noGrp]")
+        )
+    }
+}
+
+/// A resource's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResId {
+    pub gvk: Gvk,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl fmt::Display for ResId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = if self.namespace.is_empty() {
+            "[noNs]"
+        } else {
+            &self.namespace
+        };
+        let name = if self.name.is_empty() {
+            "[noName]"
+        } else {
+            &self.name
+        };
+        write!(f, "{}/{}.{}", self.gvk, name, ns)
+    }
+}
+
+/// One object in a build.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub node: Node,
+}
+
+impl Resource {
+    pub fn new(node: Node) -> Resource {
+        Resource { node }
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.node.str_at(&["apiVersion"]).unwrap_or("")
+    }
+
+    pub fn kind(&self) -> &str {
+        self.node.str_at(&["kind"]).unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.node.str_at(&["metadata", "name"]).unwrap_or("")
+    }
+
+    pub fn namespace(&self) -> &str {
+        self.node.str_at(&["metadata", "namespace"]).unwrap_or("")
+    }
+
+    pub fn gvk(&self) -> Gvk {
+        Gvk::from_api_version(self.api_version(), self.kind())
+    }
+
+    /// The identity kustomize uses for this resource now.
+    pub fn id(&self) -> ResId {
+        ResId {
+            gvk: self.gvk(),
+            namespace: self.namespace().to_string(),
+            name: self.name().to_string(),
+        }
+    }
+}

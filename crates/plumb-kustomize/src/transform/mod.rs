@@ -1,0 +1,4 @@
+//! Transformers: each a small, named step over the resource list, in its own file.
+
+pub mod build_annotations;
+pub mod sort;
