@@ -134,12 +134,22 @@ impl Keys {
         };
         let decryptor =
             age::Decryptor::new_buffered(ciphertext).map_err(|e| tampered(e.to_string()))?;
+        let passphrase_file = decryptor.is_scrypt();
         let mut reader = decryptor
             .decrypt(identities.into_iter())
             .map_err(|e| match e {
                 age::DecryptError::NoMatchingKeys => StateError::WrongKey {
                     what: what.to_string(),
                 },
+                // A wrong passphrase fails to unwrap the file key; it cannot be told apart from
+                // a modified scrypt stanza, and the likelier cause is named.
+                age::DecryptError::DecryptionFailed | age::DecryptError::KeyDecryptionFailed
+                    if passphrase_file =>
+                {
+                    StateError::WrongKey {
+                        what: what.to_string(),
+                    }
+                }
                 other => tampered(other.to_string()),
             })?;
         let mut plaintext = Vec::new();

@@ -31,5 +31,6 @@ pub use error::StateError;
 pub use location::StoreLocation;
 pub use lock::{default_who, LockInfo};
 pub use store::{
-    ForceUnlockReport, HeldLock, HistoryEntry, PutStep, StackName, StateStore, Version,
+    history_json, ForceUnlockReport, HeldLock, HistoryEntry, PutStep, StackName, StateStore,
+    Version,
 };

@@ -51,6 +51,13 @@ pub struct ProbeReport {
 }
 
 impl ProbeReport {
+    /// The report as JSON (`schema: plumb.state.probe/v1`), with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
     /// Names of the properties that failed.
     pub fn failed(&self) -> Vec<&'static str> {
         self.checks
@@ -482,8 +489,11 @@ impl Probe<'_> {
             .backend
             .list(&format!("{}/", self.root))
             .map_err(|e| e.to_string())?;
+        // Keys that were only ever refused or deleted are not listed, but a backend may keep
+        // side files for them (the directory backend's compare-and-swap locks).
+        let unlisted = ["absent", "delete", "delete-absent"].map(|name| self.key(name));
         let mut failures = Vec::new();
-        for key in keys {
+        for key in keys.into_iter().chain(unlisted) {
             if let Err(e) = self.backend.delete(&key) {
                 failures.push(e.to_string());
             }

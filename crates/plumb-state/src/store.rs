@@ -125,6 +125,18 @@ pub struct HistoryEntry {
     pub status: &'static str,
 }
 
+/// A stack's history as JSON (`schema: plumb.state.history/v1`), with a final newline.
+pub fn history_json(stack: &StackName, entries: &[HistoryEntry]) -> String {
+    let doc = serde_json::json!({
+        "schema": "plumb.state.history/v1",
+        "stack": stack.as_str(),
+        "versions": entries,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// What `force-unlock` did.
 #[derive(Clone, Debug)]
 pub struct ForceUnlockReport {

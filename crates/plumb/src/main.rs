@@ -44,6 +44,8 @@ pub enum Command {
     /// kustomize-compatible commands.
     #[command(subcommand)]
     Kustomize(cmd::kustomize::KustomizeCommand),
+    /// The locked, versioned, encrypted state store, and its backend probe.
+    State(cmd::state::StateArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell to generate completions for.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Kustomize(c) => cmd::kustomize::run(c),
+        Command::State(args) => cmd::state::run(args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "plumb", &mut std::io::stdout());

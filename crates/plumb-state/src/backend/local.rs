@@ -192,14 +192,24 @@ impl Backend for LocalBackend {
         }
     }
 
+    /// Also removes the object's side file and the directories it leaves empty: this is the
+    /// probe's clean-up, never used on a key another process may be comparing and swapping.
     fn delete(&self, key: &str) -> Result<(), BackendError> {
         let path = self.path(key)?;
-        let _guard = self.cas_lock(key, &path)?;
         match fs::remove_file(&path) {
-            Ok(()) => sync_dir(key, parent(&path)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(BackendError::io(key, e)),
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(BackendError::io(key, e)),
         }
+        let dir = parent(&path);
+        let _ = fs::remove_file(dir.join(format!(".{}.cas", file_name(&path))));
+        let mut dir = dir.to_path_buf();
+        while dir.starts_with(&self.root) && dir != self.root && fs::remove_dir(&dir).is_ok() {
+            if !dir.pop() {
+                break;
+            }
+        }
+        sync_dir(key, &self.root).or(Ok(()))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<String>, BackendError> {

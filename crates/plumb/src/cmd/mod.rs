@@ -1,3 +1,4 @@
 //! One module per subcommand.
 
 pub mod kustomize;
+pub mod state;

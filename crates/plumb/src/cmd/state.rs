@@ -1,0 +1,393 @@
+//! `plumb state`: the locked, versioned, encrypted state store, and the probe that proves a
+//! backend honours conditional writes. Parsing and printing only; the logic is plumb-state's.
+
+use clap::{Args, Subcommand, ValueEnum};
+use plumb_state::probe::{probe, ProbeOptions, ProbeReport};
+use plumb_state::{default_who, Keys, PutStep, StackName, StateError, StateStore, StoreLocation};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Set to a put step's name (`lock-taken`, `version-written`, `head-moved`) to make `put` abort
+/// right after that step: the fault injection the crash-safety tests use.
+const FAULT_ENV: &str = "PLUMB_STATE_FAULT";
+
+#[derive(Args, Debug)]
+pub struct StateArgs {
+    #[command(subcommand)]
+    pub command: StateCommand,
+}
+
+#[derive(Args, Debug)]
+pub struct StoreOpt {
+    /// The store: file:///dir or s3://bucket/prefix?endpoint=URL&region=R. Default:
+    /// $PLUMB_STATE_STORE, else the user's data directory (~/.local/share/plumb/state).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StackOpt {
+    #[command(flatten)]
+    store: StoreOpt,
+    /// The stack (A-Z a-z 0-9 . _ -).
+    #[arg(long, value_name = "NAME")]
+    stack: String,
+}
+
+#[derive(Args, Debug)]
+pub struct KeyOpt {
+    /// An age identity file (AGE-SECRET-KEY-1...); repeatable. Default: $PLUMB_STATE_IDENTITY.
+    /// With no key option, $PLUMB_STATE_PASSPHRASE is used as a passphrase.
+    #[arg(long, value_name = "FILE")]
+    identity: Vec<PathBuf>,
+    /// An age recipient (age1...) to encrypt to as well; repeatable. Default:
+    /// $PLUMB_STATE_RECIPIENTS (comma-separated).
+    #[arg(long, value_name = "AGE1")]
+    recipient: Vec<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// Create an empty stack.
+    Init {
+        #[command(flatten)]
+        stack: StackOpt,
+    },
+    /// Write a new version from FILE (or stdin), under the stack's lock.
+    Put {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        /// Use a lock taken earlier with `plumb state lock` instead of taking one.
+        #[arg(long, value_name = "ID")]
+        lock_id: Option<String>,
+        /// The file to store; `-` or none reads stdin.
+        file: Option<PathBuf>,
+    },
+    /// Print the current version (or --serial N) to stdout.
+    Get {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        #[arg(long, value_name = "N")]
+        serial: Option<u64>,
+    },
+    /// List versions: serial, size, who, when.
+    History {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+        output: Format,
+    },
+    /// Take the stack's lock and print its id.
+    Lock {
+        #[command(flatten)]
+        stack: StackOpt,
+        /// What the lock is for, shown to anyone it blocks.
+        #[arg(long, default_value = "manual")]
+        operation: String,
+        /// When the lock should be considered stale (advice only), in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+        ttl: u64,
+    },
+    /// Release a lock you took, by its id.
+    Unlock {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[arg(long, value_name = "ID")]
+        lock_id: String,
+    },
+    /// Break someone else's lock, by its id; completes a put interrupted after writing its version.
+    ForceUnlock {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        #[arg(long, value_name = "ID")]
+        lock_id: String,
+    },
+    /// Prove the store honours conditional writes (exit 1 if it does not).
+    Probe {
+        #[command(flatten)]
+        store: StoreOpt,
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+        output: Format,
+        /// Concurrent writers per race round.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(2..=256))]
+        writers: u16,
+        /// Race rounds.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=100))]
+        rounds: u16,
+    },
+}
+
+/// A failure of the command, already worded for the user.
+struct Failure(String);
+
+impl From<StateError> for Failure {
+    fn from(e: StateError) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+pub fn run(args: StateArgs) -> ExitCode {
+    match dispatch(args.command) {
+        Ok(code) => code,
+        Err(Failure(message)) => {
+            crate::report::error(&message);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn open_store(opt: &StoreOpt) -> Result<StateStore, Failure> {
+    let url = opt
+        .store
+        .clone()
+        .or_else(|| std::env::var("PLUMB_STATE_STORE").ok().filter(|s| !s.is_empty()));
+    let location = match url {
+        Some(url) => StoreLocation::parse(&url)?,
+        None => StoreLocation::default_local()?,
+    };
+    Ok(StateStore::new(location.open()?))
+}
+
+fn open_stack(opt: &StackOpt) -> Result<(StateStore, StackName), Failure> {
+    let stack = StackName::new(&opt.stack)?;
+    Ok((open_store(&opt.store)?, stack))
+}
+
+fn load_keys(opt: &KeyOpt) -> Result<Keys, Failure> {
+    let mut keys = Keys::new();
+    let mut identities = opt.identity.clone();
+    if identities.is_empty() {
+        if let Some(path) = std::env::var_os("PLUMB_STATE_IDENTITY").filter(|p| !p.is_empty()) {
+            identities.push(PathBuf::from(path));
+        }
+    }
+    for path in &identities {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure(format!("cannot read identity {}: {e}", path.display())))?;
+        keys.add_identities(&text)
+            .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    }
+    let mut recipients = opt.recipient.clone();
+    if recipients.is_empty() {
+        if let Ok(list) = std::env::var("PLUMB_STATE_RECIPIENTS") {
+            recipients.extend(
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(String::from),
+            );
+        }
+    }
+    for recipient in &recipients {
+        keys.add_recipient(recipient)?;
+    }
+    if keys.is_empty() {
+        if let Ok(passphrase) = std::env::var("PLUMB_STATE_PASSPHRASE") {
+            if !passphrase.is_empty() {
+                keys.set_passphrase(passphrase);
+            }
+        }
+    }
+    if keys.is_empty() {
+        return Err(StateError::NoKey.into());
+    }
+    Ok(keys)
+}
+
+fn read_input(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
+    match file {
+        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
+            .map_err(|e| Failure(format!("cannot read {}: {e}", path.display()))),
+        _ => {
+            let mut data = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut data)
+                .map_err(|e| Failure(format!("cannot read stdin: {e}")))?;
+            Ok(data)
+        }
+    }
+}
+
+fn write_stdout(data: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(data)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))
+}
+
+fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
+    match command {
+        StateCommand::Init { stack } => {
+            let (store, name) = open_stack(&stack)?;
+            store.init(&name)?;
+            eprintln!("initialised stack {name} in {}", store.backend().describe());
+        }
+        StateCommand::Put {
+            stack,
+            keys,
+            lock_id,
+            file,
+        } => {
+            let keys = load_keys(&keys)?;
+            let (store, name) = open_stack(&stack)?;
+            let data = read_input(file.as_ref())?;
+            let fault = std::env::var(FAULT_ENV).ok();
+            let mut on_step = |step: PutStep| {
+                if fault.as_deref() == Some(step.name()) {
+                    std::process::abort();
+                }
+            };
+            let serial = store.put(
+                &name,
+                &keys,
+                &data,
+                &default_who(),
+                lock_id.as_deref(),
+                &mut on_step,
+            )?;
+            println!("{serial}");
+            eprintln!("stack {name}: wrote version {serial}");
+        }
+        StateCommand::Get {
+            stack,
+            keys,
+            serial,
+        } => {
+            let keys = load_keys(&keys)?;
+            let (store, name) = open_stack(&stack)?;
+            let version = store.get(&name, &keys, serial)?;
+            write_stdout(&version.data)?;
+        }
+        StateCommand::History {
+            stack,
+            keys,
+            output,
+        } => {
+            let keys = load_keys(&keys)?;
+            let (store, name) = open_stack(&stack)?;
+            let entries = store.history(&name, &keys)?;
+            let text = match output {
+                Format::Json => plumb_state::history_json(&name, &entries),
+                Format::Text => {
+                    let mut s = format!(
+                        "{:>8}  {:>10}  {:<20}  {:<24}  {}\n",
+                        "SERIAL", "SIZE", "CREATED", "WHO", "STATUS"
+                    );
+                    for e in &entries {
+                        s.push_str(&format!(
+                            "{:>8}  {:>10}  {:<20}  {:<24}  {}\n",
+                            e.serial, e.size, e.created, e.who, e.status
+                        ));
+                    }
+                    s
+                }
+            };
+            write_stdout(text.as_bytes())?;
+        }
+        StateCommand::Lock {
+            stack,
+            operation,
+            ttl,
+        } => {
+            let (store, name) = open_stack(&stack)?;
+            let held = store.lock(
+                &name,
+                &default_who(),
+                &operation,
+                std::time::Duration::from_secs(ttl),
+            )?;
+            println!("{}", held.info.id);
+            eprintln!(
+                "locked stack {name} (expires {}); release with `plumb state unlock --lock-id {}`",
+                held.info.expires, held.info.id
+            );
+        }
+        StateCommand::Unlock { stack, lock_id } => {
+            let (store, name) = open_stack(&stack)?;
+            store.unlock(&name, &lock_id)?;
+            eprintln!("unlocked stack {name}");
+        }
+        StateCommand::ForceUnlock {
+            stack,
+            keys,
+            lock_id,
+        } => {
+            // The key is needed only to check an interrupted put's version before completing it.
+            let keys = load_keys(&keys).unwrap_or_default();
+            let (store, name) = open_stack(&stack)?;
+            let report = store.force_unlock(&name, &lock_id, &keys)?;
+            eprintln!(
+                "broke the lock of {} ({:?}, since {}) on stack {name}",
+                report.broken.who, report.broken.operation, report.broken.created
+            );
+            if let Some(serial) = report.completed_serial {
+                eprintln!("completed the interrupted put: HEAD is now version {serial}");
+            }
+        }
+        StateCommand::Probe {
+            store,
+            output,
+            writers,
+            rounds,
+        } => {
+            let store = open_store(&store)?;
+            let options = ProbeOptions {
+                writers: usize::from(writers),
+                rounds: usize::from(rounds),
+            };
+            let report = probe(store.backend(), &options);
+            let text = match output {
+                Format::Json => report.to_json(),
+                Format::Text => probe_text(&report),
+            };
+            write_stdout(text.as_bytes())?;
+            return Ok(if report.passed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn probe_text(report: &ProbeReport) -> String {
+    let mut s = format!("probe of {}\n", report.store);
+    for check in &report.checks {
+        let mark = if check.ok { "ok  " } else { "FAIL" };
+        s.push_str(&format!("  {mark}  {:<28} {}\n", check.name, check.detail));
+    }
+    if let Some(e) = &report.cleanup_error {
+        s.push_str(&format!("  note: scratch objects were not all removed: {e}\n"));
+    }
+    let failed = report.failed();
+    let passed = report.checks.len() - failed.len();
+    if failed.is_empty() {
+        s.push_str(&format!(
+            "safe: all {passed} properties honoured\n"
+        ));
+    } else {
+        s.push_str(&format!(
+            "NOT SAFE for plumb state: {} of {} properties failed: {}\n",
+            failed.len(),
+            report.checks.len(),
+            failed.join(", ")
+        ));
+    }
+    s
+}
