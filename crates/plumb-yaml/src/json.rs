@@ -41,6 +41,7 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
         )),
         NodeKind::Mapping(entries) => {
             let mut map = Map::with_capacity(entries.len());
+            let mut first_lines = std::collections::HashMap::new();
             for (k, v) in entries {
                 let key = match k.as_scalar() {
                     Some(s) if top => s.value.clone(),
@@ -58,13 +59,14 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
                     },
                     None => return Err(fail(k, "mapping key is not a scalar".into())),
                 };
-                if map.contains_key(&key) {
-                    let line = k.span.as_ref().map_or(0, |s| s.location().line);
+                let line = k.span.as_ref().map_or(0, |s| s.location().line);
+                if let Some(first) = first_lines.get(&key) {
                     return Err(fail(
                         k,
-                        format!("mapping key {key:?} already defined (line {line})"),
+                        format!("mapping key {key:?} already defined at line {first}"),
                     ));
                 }
+                first_lines.insert(key.clone(), line);
                 map.insert(key, convert(v, false)?);
             }
             Ok(Value::Object(map))

@@ -258,7 +258,7 @@ fn is_yaml_style_float(s: &str) -> bool {
 }
 
 fn split_base(s: &str) -> (u32, &str) {
-    let lower = |p: &str| s.len() > 2 && s[..2].eq_ignore_ascii_case(p);
+    let lower = |p: &str| s.len() > 2 && s.as_bytes()[..2].eq_ignore_ascii_case(p.as_bytes());
     if lower("0x") {
         (16, &s[2..])
     } else if lower("0o") {
