@@ -152,10 +152,11 @@ pub fn run(args: StateArgs) -> ExitCode {
 }
 
 fn open_store(opt: &StoreOpt) -> Result<StateStore, Failure> {
-    let url = opt
-        .store
-        .clone()
-        .or_else(|| std::env::var("PLUMB_STATE_STORE").ok().filter(|s| !s.is_empty()));
+    let url = opt.store.clone().or_else(|| {
+        std::env::var("PLUMB_STATE_STORE")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
     let location = match url {
         Some(url) => StoreLocation::parse(&url)?,
         None => StoreLocation::default_local()?,
@@ -211,8 +212,9 @@ fn load_keys(opt: &KeyOpt) -> Result<Keys, Failure> {
 
 fn read_input(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
     match file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
-            .map_err(|e| Failure(format!("cannot read {}: {e}", path.display()))),
+        Some(path) if path.as_os_str() != "-" => {
+            std::fs::read(path).map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))
+        }
         _ => {
             let mut data = Vec::new();
             std::io::stdin()
@@ -373,14 +375,14 @@ fn probe_text(report: &ProbeReport) -> String {
         s.push_str(&format!("  {mark}  {:<28} {}\n", check.name, check.detail));
     }
     if let Some(e) = &report.cleanup_error {
-        s.push_str(&format!("  note: scratch objects were not all removed: {e}\n"));
+        s.push_str(&format!(
+            "  note: scratch objects were not all removed: {e}\n"
+        ));
     }
     let failed = report.failed();
     let passed = report.checks.len() - failed.len();
     if failed.is_empty() {
-        s.push_str(&format!(
-            "safe: all {passed} properties honoured\n"
-        ));
+        s.push_str(&format!("safe: all {passed} properties honoured\n"));
     } else {
         s.push_str(&format!(
             "NOT SAFE for plumb state: {} of {} properties failed: {}\n",
