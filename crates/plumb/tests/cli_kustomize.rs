@@ -1,0 +1,209 @@
+//! The binary as a user runs it: `plumb kustomize build` output, errors and exit codes.
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::Path;
+
+fn plumb() -> Command {
+    Command::cargo_bin("plumb").expect("binary built")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+#[test]
+fn builds_nested_resources_in_legacy_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "kustomization.yaml", "resources:\n- app\n- ns.yaml\n");
+    write(
+        d,
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n",
+    );
+    write(d, "app/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        d,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    n: 1\ndata:\n  on: yes\n",
+    );
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n---\napiVersion: v1\ndata:\n  \"on\": \"yes\"\nkind: ConfigMap\nmetadata:\n  annotations:\n    \"n\": \"1\"\n  name: c\n"
+    );
+    let fifo = plumb()
+        .args(["kustomize", "build", "--reorder", "none"])
+        .arg(d)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(fifo.stdout).unwrap();
+    assert!(text.starts_with("apiVersion: v1\ndata:"), "{text}");
+}
+
+#[test]
+fn malformed_resource_names_file_line_and_column_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "kustomization.yaml", "resources:\n- bad.yaml\n");
+    write(
+        d,
+        "bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"open\n",
+    );
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing half-written on stdout");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bad.yaml:4:9: "), "{err}");
+    assert!(
+        err.contains("accumulating resources from 'bad.yaml'"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn kustomize_errors_for_missing_and_ambiguous_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unable to find one of 'kustomization.yaml'")
+    );
+
+    write(d, "kustomization.yaml", "resources:\n- missing.yaml\n");
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("accumulating resources from 'missing.yaml'"),
+        "{err}"
+    );
+    assert!(err.contains("no such file or directory"), "{err}");
+
+    write(d, "Kustomization", "resources: []\n");
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Found multiple kustomization files"));
+}
+
+#[test]
+fn root_only_restrictor_refuses_files_outside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        d,
+        "outside.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    write(
+        d,
+        "app/kustomization.yaml",
+        "resources:\n- ../outside.yaml\n",
+    );
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d.join("app"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not in or below"));
+    let out = plumb()
+        .args([
+            "kustomize",
+            "build",
+            "--load-restrictor",
+            "LoadRestrictionsNone",
+        ])
+        .arg(d.join("app"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name: x"));
+}
+
+#[test]
+fn unknown_kustomization_field_suggests_the_closest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "kustomization.yaml", "resources: []\nnamePrefx: a-\n");
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("unknown field \"namePrefx\""), "{err}");
+    assert!(err.contains("did you mean \"namePrefix\""), "{err}");
+    assert!(err.contains("kustomization.yaml:2"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_version_completions_work() {
+    let out = plumb()
+        .args(["kustomize", "build", "--reorder", "sideways"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = plumb().arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("plumb "));
+    let out = plumb().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kustomize"));
+    let out = plumb().args(["completions", "bash"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("plumb"));
+}
+
+#[test]
+fn chdir_flag_runs_in_that_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(
+        d,
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: here\n",
+    );
+    let out = plumb()
+        .arg("-C")
+        .arg(d)
+        .args(["kustomize", "build"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name: here"));
+}
