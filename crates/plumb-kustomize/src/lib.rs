@@ -11,6 +11,7 @@
 //! ```
 
 pub mod build;
+pub mod context;
 pub mod error;
 pub mod kustomization;
 pub mod loader;

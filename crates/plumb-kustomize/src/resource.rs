@@ -80,15 +80,66 @@ impl fmt::Display for ResId {
     }
 }
 
-/// One object in a build.
+/// One object in a build, with what the build remembers about it beyond its text.
 #[derive(Debug, Clone)]
 pub struct Resource {
     pub node: Node,
+    /// The identities this resource had before transformers renamed it (oldest first): name
+    /// references to any of them are rewritten to its current name at the end of the build.
+    pub previous_ids: Vec<ResId>,
+    /// Name prefixes and suffixes added so far, innermost first (kustomize uses them to pick
+    /// between candidates when fixing name references).
+    pub prefixes: Vec<String>,
+    pub suffixes: Vec<String>,
+    /// A generated ConfigMap or Secret whose name gets a content-hash suffix at the end of the
+    /// build.
+    pub needs_hash: bool,
+    /// For generated resources: `create`, `merge` or `replace`.
+    pub behavior: Option<String>,
 }
 
 impl Resource {
     pub fn new(node: Node) -> Resource {
-        Resource { node }
+        Resource {
+            node,
+            previous_ids: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
+            needs_hash: false,
+            behavior: None,
+        }
+    }
+
+    /// The identity this resource had when it was first read or generated.
+    pub fn original_id(&self) -> ResId {
+        self.previous_ids
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.id())
+    }
+
+    /// Renames the resource, remembering the old identity.
+    pub fn set_name(&mut self, name: &str) {
+        let old = self.id();
+        if old.name == name {
+            return;
+        }
+        self.previous_ids.push(old);
+        if let Some(meta) = self.node.ensure_mapping("metadata") {
+            meta.set("name", Node::string(name));
+        }
+    }
+
+    /// Moves the resource to another namespace, remembering the old identity.
+    pub fn set_namespace(&mut self, namespace: &str) {
+        let old = self.id();
+        if old.namespace == namespace {
+            return;
+        }
+        self.previous_ids.push(old);
+        if let Some(meta) = self.node.ensure_mapping("metadata") {
+            meta.set("namespace", Node::string(namespace));
+        }
     }
 
     pub fn api_version(&self) -> &str {

@@ -1,0 +1,26 @@
+//! What every step of a build can see: the build's options and the schema (Kubernetes 1.21.2
+//! merge keys and scopes, plus CRDs and `openapi:` schemas the kustomization adds).
+
+use crate::build::BuildOptions;
+use crate::schema::Schema;
+
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub options: BuildOptions,
+    pub schema: Schema,
+}
+
+impl Context {
+    pub fn new(options: BuildOptions) -> Context {
+        Context {
+            options,
+            schema: Schema::builtin().clone(),
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace. Kinds the schema does not know are
+    /// namespaced, as kustomize assumes.
+    pub fn is_namespaced(&self, api_version: &str, kind: &str) -> bool {
+        self.schema.is_namespaced(api_version, kind).unwrap_or(true)
+    }
+}
