@@ -13,6 +13,7 @@
 pub mod build;
 pub mod context;
 pub mod error;
+pub mod fieldspec;
 pub mod kustomization;
 pub mod loader;
 pub mod resource;
