@@ -74,6 +74,11 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, Kustomi
     let (mut list, top) = builder.build_dir(dir)?;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
+    transform::name_reference::run(
+        &mut list,
+        transform::name_reference::defaults(),
+        &builder.ctx,
+    )?;
     transform::build_annotations::finalize(&mut list.resources);
     let sort = match options.reorder {
         Reorder::None => None,
@@ -179,7 +184,13 @@ impl Builder {
         //   patchesStrategicMerge, patches, namespace, namePrefix/nameSuffix, labels and
         //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
         //   then the kustomization's own `transformers:`.
-        let _ = (ctx, k, list);
+        let _ = ctx;
+        transform::name_prefix_suffix::run(
+            k,
+            list,
+            &transform::name_prefix_suffix::default_specs(),
+            &transform::name_prefix_suffix::default_specs(),
+        )?;
         Ok(())
     }
 

@@ -1,0 +1,98 @@
+//! `namePrefix` and `nameSuffix`: the prefix or suffix is added to `metadata/name` (and any
+//! field a `configurations:` file names) of every resource but CRDs, APIServices and
+//! Namespaces, whose names other things depend on. Renamed resources remember their old names,
+//! and the prefixes and suffixes they were given, for the name-reference step.
+
+use crate::build::ResourceList;
+use crate::error::KustomizeError;
+use crate::fieldspec::{Create, FieldSpec};
+use crate::kustomization::{invalid, Kustomization};
+use crate::resource::Gvk;
+use plumb_yaml::{Node, NodeKind};
+
+/// Kinds whose names kustomize never prefixes or suffixes: (group, kind).
+const SKIPPED: &[(&str, &str)] = &[
+    ("", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("", "Namespace"),
+];
+
+fn skipped(gvk: &Gvk) -> bool {
+    SKIPPED
+        .iter()
+        .any(|(g, k)| gvk.kind == *k && (g.is_empty() || gvk.group == *g))
+}
+
+/// The default field specs: `metadata/name` of every kind.
+pub fn default_specs() -> Vec<FieldSpec> {
+    vec![FieldSpec::any_kind("metadata/name", false)]
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Prefix,
+    Suffix,
+}
+
+/// Applies the kustomization's `namePrefix` then `nameSuffix`.
+pub fn run(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    prefix_specs: &[FieldSpec],
+    suffix_specs: &[FieldSpec],
+) -> Result<(), KustomizeError> {
+    for (field, end, specs) in [
+        ("namePrefix", End::Prefix, prefix_specs),
+        ("nameSuffix", End::Suffix, suffix_specs),
+    ] {
+        let Some(node) = k.field(field) else {
+            continue;
+        };
+        let Some(affix) = node.scalar_value().filter(|_| !node.is_mapping()) else {
+            return Err(invalid(&k.path, node, format!("{field} must be a string")));
+        };
+        if affix.is_empty() {
+            continue;
+        }
+        apply(list, affix, end, specs)?;
+    }
+    Ok(())
+}
+
+/// Adds `affix` at one end of every field the specs select.
+fn apply(
+    list: &mut ResourceList,
+    affix: &str,
+    end: End,
+    specs: &[FieldSpec],
+) -> Result<(), KustomizeError> {
+    let join = |value: &str| match end {
+        End::Prefix => format!("{affix}{value}"),
+        End::Suffix => format!("{value}{affix}"),
+    };
+    for r in &mut list.resources {
+        let gvk = r.original_id().gvk;
+        if skipped(&gvk) {
+            continue;
+        }
+        for spec in specs.iter().filter(|s| s.selects(&gvk)) {
+            if spec.path == ["metadata", "name"] {
+                match end {
+                    End::Prefix => r.prefixes.push(affix.to_string()),
+                    End::Suffix => r.suffixes.push(affix.to_string()),
+                }
+                let name = join(r.name());
+                r.set_name(&name);
+                continue;
+            }
+            spec.apply(&mut r.node, Create::Nothing, &mut |leaf: &mut Node| {
+                if let NodeKind::Scalar(s) = &leaf.kind {
+                    let value = join(&s.value);
+                    *leaf = Node::string(value).with_span(leaf.span.clone());
+                }
+                Ok(())
+            })?;
+        }
+    }
+    Ok(())
+}
