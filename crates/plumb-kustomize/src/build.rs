@@ -146,30 +146,86 @@ struct Builder {
 
 impl Builder {
     fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
+        let k = self.load_level(dir, false)?;
+        let mut list = ResourceList::default();
+        let result = self.accumulate_target(&k, &mut list);
+        self.stack.pop();
+        result?;
+        Ok((list, k))
+    }
+
+    /// Loads the kustomization (or, with `component`, the Component) in `dir` and enters it:
+    /// the caller pops `self.stack` when done with it.
+    fn load_level(&mut self, dir: &Path, component: bool) -> Result<Kustomization, KustomizeError> {
         let abs = loader::absolute(dir);
         if self.stack.contains(&abs) {
             return Err(KustomizeError::Cycle(abs));
         }
         let file = loader::find_kustomization(dir)?;
         let k = Kustomization::load(&file)?;
+        match (component, k.is_component()) {
+            (true, false) => {
+                return Err(KustomizeError::Other(format!(
+                    "accumulateDirectory: \"expected kind 'Component' for path '{}' but got 'Kustomization'\"",
+                    abs.display()
+                )))
+            }
+            (false, true) => {
+                return Err(KustomizeError::Other(format!(
+                    "accumulateDirectory: \"expected kind != 'Component' for path '{}'\"",
+                    abs.display()
+                )))
+            }
+            _ => {}
+        }
         self.stack.push(abs);
-        let result = self.build_kustomization(&k);
-        self.stack.pop();
-        Ok((result?, k))
+        Ok(k)
     }
 
     /// One level of the tree, in kustomize's order: resources, components, generators, then
     /// the builtin transformers in their fixed order.
-    fn build_kustomization(&mut self, k: &Kustomization) -> Result<ResourceList, KustomizeError> {
-        let mut list = ResourceList::default();
+    fn accumulate_target(
+        &mut self,
+        k: &Kustomization,
+        list: &mut ResourceList,
+    ) -> Result<(), KustomizeError> {
         let mut entries = k.string_list("bases")?;
         entries.extend(k.string_list("resources")?);
         for entry in entries {
-            self.accumulate(k.dir(), &entry, &mut list)
+            self.accumulate(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::accumulating(&entry, e))?;
         }
-        self.run_steps(k, &mut list)?;
-        Ok(list)
+        for entry in k.string_list("components")? {
+            self.apply_component(k.dir(), &entry, list)
+                .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
+        }
+        self.run_steps(k, list)
+    }
+
+    /// A component works on the resources accumulated so far: its own resources join them,
+    /// then its generators and transformers run over all of them.
+    fn apply_component(
+        &mut self,
+        root: &Path,
+        entry: &str,
+        list: &mut ResourceList,
+    ) -> Result<(), KustomizeError> {
+        if loader::is_remote(entry) {
+            return Err(KustomizeError::Unsupported(format!(
+                "remote component {entry:?}: plumb builds offline; vendor it into the repository"
+            )));
+        }
+        let path = loader::clean(&root.join(entry));
+        if !path.is_dir() {
+            return Err(KustomizeError::Other(format!(
+                "must build at directory: '{}': a component is a directory holding a kustomization",
+                loader::absolute(&path).display()
+            )));
+        }
+        let k = self.load_level(&path, true)?;
+        let result = self.accumulate_target(&k, list);
+        self.stack.pop();
+        result
     }
 
     /// Generators and transformers of one kustomization (or component) over `list`.
