@@ -67,11 +67,24 @@ impl ResourceList {
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, KustomizeError> {
+    let file = loader::find_kustomization(dir)?;
+    let k = Kustomization::load(&file)?;
+    build_kustomization(&k, options)
+}
+
+/// Builds a kustomization given as a value (one read from disk and then changed, or one made
+/// up for a directory that has none, as Flux does); its paths are relative to `k.dir()`.
+pub fn build_kustomization(
+    k: &Kustomization,
+    options: &BuildOptions,
+) -> Result<ResourceList, KustomizeError> {
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
-        stack: Vec::new(),
+        stack: vec![loader::absolute(k.dir())],
     };
-    let (mut list, top) = builder.build_dir(dir)?;
+    let mut list = ResourceList::default();
+    builder.accumulate_target(k, &mut list)?;
+    let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
     transform::name_reference::run(
@@ -83,7 +96,7 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, Kustomi
     let sort = match options.reorder {
         Reorder::None => None,
         Reorder::Legacy => Some(transform::sort::default_lists()),
-        Reorder::Unspecified => sort_options(&top)?,
+        Reorder::Unspecified => sort_options(top)?,
     };
     if let Some((first, last)) = sort {
         transform::sort::legacy_sort(&mut list.resources, &first, &last);

@@ -3,18 +3,21 @@
 
 use crate::build::BuildOptions;
 use crate::schema::Schema;
+use std::borrow::Cow;
 
 #[derive(Debug, Clone)]
 pub struct Context {
     pub options: BuildOptions,
-    pub schema: Schema,
+    /// The builtin schema, copied only when a kustomization extends it (`crds:`, `openapi:`),
+    /// so that many builds in parallel share one table.
+    pub schema: Cow<'static, Schema>,
 }
 
 impl Context {
     pub fn new(options: BuildOptions) -> Context {
         Context {
             options,
-            schema: Schema::builtin().clone(),
+            schema: Cow::Borrowed(Schema::builtin()),
         }
     }
 

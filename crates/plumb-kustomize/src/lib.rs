@@ -20,7 +20,8 @@ pub mod resource;
 pub mod schema;
 pub mod transform;
 
-pub use build::{build, build_yaml, BuildOptions, Reorder, ResourceList};
+pub use build::{build, build_kustomization, build_yaml, BuildOptions, Reorder, ResourceList};
 pub use error::KustomizeError;
+pub use kustomization::Kustomization;
 pub use loader::LoadRestrictor;
 pub use resource::{Gvk, ResId, Resource};
