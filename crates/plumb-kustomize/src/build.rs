@@ -81,17 +81,15 @@ pub fn build_kustomization(
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
         stack: vec![loader::absolute(k.dir())],
+        back_refs: transform::name_reference::defaults().to_vec(),
+        name_specs: transform::name_prefix_suffix::default_specs(),
     };
     let mut list = ResourceList::default();
     builder.accumulate_target(k, &mut list)?;
     let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
-    transform::name_reference::run(
-        &mut list,
-        transform::name_reference::defaults(),
-        &builder.ctx,
-    )?;
+    transform::name_reference::run(&mut list, &builder.back_refs, &builder.ctx)?;
     transform::build_annotations::finalize(&mut list.resources);
     let sort = match options.reorder {
         Reorder::None => None,
@@ -155,6 +153,11 @@ struct Builder {
     ctx: Context,
     /// The kustomization directories being built, to refuse cycles.
     stack: Vec<PathBuf>,
+    /// Which fields name which kinds: kustomize's defaults plus what `crds:` and
+    /// `configurations:` at any level add (kustomize merges them up to the top).
+    back_refs: Vec<transform::name_reference::BackReference>,
+    /// Fields `namePrefix`/`nameSuffix` change, likewise accumulated.
+    name_specs: Vec<crate::fieldspec::FieldSpec>,
 }
 
 impl Builder {
@@ -208,6 +211,13 @@ impl Builder {
             self.accumulate(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::accumulating(&entry, e))?;
         }
+        let crds = crate::crds::load(k, self.ctx.options.load_restrictor)?;
+        transform::name_reference::merge(&mut self.back_refs, crds.name_references);
+        for spec in crds.prefixes {
+            if !self.name_specs.contains(&spec) {
+                self.name_specs.push(spec);
+            }
+        }
         for entry in k.string_list("components")? {
             self.apply_component(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
@@ -254,12 +264,7 @@ impl Builder {
         //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
         //   then the kustomization's own `transformers:`.
         let _ = ctx;
-        transform::name_prefix_suffix::run(
-            k,
-            list,
-            &transform::name_prefix_suffix::default_specs(),
-            &transform::name_prefix_suffix::default_specs(),
-        )?;
+        transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
         Ok(())
     }
 

@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod context;
+pub mod crds;
 pub mod error;
 pub mod fieldspec;
 pub mod kustomization;

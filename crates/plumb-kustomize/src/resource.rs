@@ -5,7 +5,7 @@ use plumb_yaml::Node;
 use std::fmt;
 
 /// Group, version and kind.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Gvk {
     pub group: String,
     pub version: String,
