@@ -265,6 +265,8 @@ impl Builder {
         //   then the kustomization's own `transformers:`.
         let _ = ctx;
         transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
+        // After images, before the kustomization's own `transformers:`.
+        transform::replacements::run(k, list, ctx)?;
         Ok(())
     }
 

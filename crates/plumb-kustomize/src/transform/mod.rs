@@ -3,4 +3,5 @@
 pub mod build_annotations;
 pub mod name_prefix_suffix;
 pub mod name_reference;
+pub mod replacements;
 pub mod sort;
