@@ -257,6 +257,8 @@ impl Builder {
         k: &Kustomization,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
+        let generator_configs = self.plugin_configs(k, "generators")?;
+        let transformer_configs = self.plugin_configs(k, "transformers")?;
         let ctx = &self.ctx;
         // Generators: configMapGenerator, secretGenerator, generators.
         // Transformers, in kustomize's fixed order:
@@ -267,7 +269,52 @@ impl Builder {
         transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
         // After images, before the kustomization's own `transformers:`.
         transform::replacements::run(k, list, ctx)?;
+        // No builtin generator configured through `generators:` runs yet.
+        if let Some(config) = generator_configs.first() {
+            transform::builtin::builtin_kind(config)?;
+            return Err(transform::builtin::not_supported(config));
+        }
+        for config in &transformer_configs {
+            if !transform::builtin::run_transformer(config, list)? {
+                return Err(transform::builtin::not_supported(config));
+            }
+        }
         Ok(())
+    }
+
+    /// The plugin configurations a `transformers:` or `generators:` field lists: files,
+    /// kustomization directories (built, their output being the configurations) or inline YAML.
+    fn plugin_configs(
+        &mut self,
+        k: &Kustomization,
+        field: &str,
+    ) -> Result<Vec<Resource>, KustomizeError> {
+        let mut out = ResourceList::default();
+        for entry in k.string_list(field)? {
+            let path = loader::clean(&k.dir().join(&entry));
+            if !entry.contains('\n') && (path.exists() || loader::is_remote(&entry)) {
+                self.accumulate(k.dir(), &entry, &mut out).map_err(|e| {
+                    KustomizeError::Other(format!("loading {field} '{entry}': {e}"))
+                })?;
+                continue;
+            }
+            let label = format!("{} ({field} entry)", k.path.display());
+            let docs = plumb_yaml::parse_documents(label, &entry)?;
+            let mut found = false;
+            for doc in docs.into_iter().filter(|d| d.is_mapping()) {
+                found = true;
+                out.resources.push(Resource::new(doc));
+            }
+            if !found {
+                return Err(KustomizeError::Io {
+                    path,
+                    message: format!(
+                        "{field} entry is neither a file, a directory nor inline YAML"
+                    ),
+                });
+            }
+        }
+        Ok(out.resources)
     }
 
     fn accumulate(

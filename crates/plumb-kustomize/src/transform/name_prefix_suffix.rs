@@ -59,6 +59,23 @@ pub fn run(
     Ok(())
 }
 
+/// Adds a prefix and a suffix (either may be empty) to every field the specs select, as the
+/// builtin `PrefixSuffixTransformer` does.
+pub fn apply_affixes(
+    list: &mut ResourceList,
+    prefix: &str,
+    suffix: &str,
+    specs: &[FieldSpec],
+) -> Result<(), KustomizeError> {
+    if !prefix.is_empty() {
+        apply(list, prefix, End::Prefix, specs)?;
+    }
+    if !suffix.is_empty() {
+        apply(list, suffix, End::Suffix, specs)?;
+    }
+    Ok(())
+}
+
 /// Adds `affix` at one end of every field the specs select.
 fn apply(
     list: &mut ResourceList,
