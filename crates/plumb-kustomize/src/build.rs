@@ -266,7 +266,13 @@ impl Builder {
         //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
         //   then the kustomization's own `transformers:`.
         let _ = ctx;
+        let config = crate::config::load_configurations(k, ctx)?;
+        transform::namespace::run(k, list, ctx, &config)?;
         transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
+        transform::labels::run(k, list, ctx, &config)?;
+        transform::annotations::run(k, list, ctx, &config)?;
+        transform::replicas::run(k, list, ctx, &config)?;
+        transform::images::run(k, list, ctx, &config)?;
         // After images, before the kustomization's own `transformers:`.
         transform::replacements::run(k, list, ctx)?;
         // No builtin generator configured through `generators:` runs yet.

@@ -11,6 +11,7 @@
 //! ```
 
 pub mod build;
+pub mod config;
 pub mod context;
 pub mod crds;
 pub mod error;

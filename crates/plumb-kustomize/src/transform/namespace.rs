@@ -1,0 +1,117 @@
+//! `namespace:`: every namespaced object moves to the namespace (cluster-scoped kinds are left
+//! alone), subjects named `default` of (Cluster)RoleBindings follow it, and the field specs add
+//! the rest (a core `v1` Namespace is renamed to it; APIService and CRD webhook services).
+//! Other RoleBinding subjects are the name-reference step's business.
+
+use crate::build::ResourceList;
+use crate::config::TransformerConfig;
+use crate::context::Context;
+use crate::error::KustomizeError;
+use crate::fieldspec::{Create, FieldSpec};
+use crate::kustomization::Kustomization;
+use crate::transform::values;
+use plumb_yaml::Node;
+
+const METADATA_NAMESPACE: &str = "metadata/namespace";
+const METADATA_NAME: &str = "metadata/name";
+const SUBJECTS_NAMESPACE: &str = "subjects/namespace";
+
+/// Cluster-scoped kinds the Kubernetes 1.21.2 schema does not know but kustomize api v0.21.3
+/// treats as cluster-scoped (checked with kustomize-ref: only these `v1` admission policy kinds;
+/// their beta and alpha versions, and other newer kinds, count as namespaced).
+const EXTRA_CLUSTER_SCOPED: &[(&str, &str)] = &[
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicy",
+    ),
+    (
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+];
+
+fn is_namespaced(ctx: &Context, api_version: &str, kind: &str) -> bool {
+    !EXTRA_CLUSTER_SCOPED.contains(&(api_version, kind)) && ctx.is_namespaced(api_version, kind)
+}
+
+/// Applies the kustomization's `namespace:`.
+pub fn run(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+    config: &TransformerConfig,
+) -> Result<(), KustomizeError> {
+    let Some(node) = k.field("namespace") else {
+        return Ok(());
+    };
+    let namespace = values::string(k, node, "namespace")?;
+    if namespace.is_empty() {
+        return Ok(());
+    }
+    // metadata/namespace is never left to the specs: they would reach cluster-scoped kinds.
+    let specs: Vec<&FieldSpec> = config
+        .namespace
+        .iter()
+        .filter(|fs| fs.path_string() != METADATA_NAMESPACE)
+        .collect();
+    for i in 0..list.resources.len() {
+        let r = &mut list.resources[i];
+        let gvk = r.gvk();
+        if is_namespaced(ctx, r.api_version(), r.kind()) {
+            r.set_namespace(&namespace);
+        }
+        let is_binding = matches!(gvk.kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
+        if is_binding {
+            set_default_subjects(&mut r.node, &namespace);
+        }
+        // Only a core Namespace is renamed: other kinds called Namespace keep their names.
+        let core = r.api_version() == "v1";
+        let before = r.id();
+        for fs in &specs {
+            let path = fs.path_string();
+            if !fs.selects(&gvk)
+                || (!core && path == METADATA_NAME)
+                || (is_binding
+                    && path == SUBJECTS_NAMESPACE
+                    && matches!(fs.kind.as_str(), "RoleBinding" | "ClusterRoleBinding"))
+            {
+                continue;
+            }
+            fs.apply(&mut r.node, Create::Scalar, &mut |leaf| {
+                set_scalar(leaf, &namespace, &path)
+            })?;
+        }
+        if r.id() != before {
+            r.previous_ids.push(before);
+        }
+        let id = r.id();
+        if list.resources.iter().filter(|o| o.id() == id).count() > 1 {
+            return Err(KustomizeError::Other(format!(
+                "namespace transformation produces ID conflict: {id}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Sets the namespace of every subject named `default` (kustomize's default subject mode).
+fn set_default_subjects(node: &mut Node, namespace: &str) {
+    let Some(subjects) = node.get_mut("subjects").and_then(Node::as_sequence_mut) else {
+        return;
+    };
+    for subject in subjects.iter_mut().filter(|s| s.is_mapping()) {
+        if subject.str_at(&["name"]) == Some("default") {
+            subject.set("namespace", Node::string(namespace));
+        }
+    }
+}
+
+fn set_scalar(leaf: &mut Node, value: &str, path: &str) -> Result<(), KustomizeError> {
+    if leaf.as_scalar().is_none() {
+        return Err(KustomizeError::Other(format!(
+            "namespace field specs must target scalar nodes: {path} is not a scalar"
+        )));
+    }
+    *leaf = Node::string(value).with_span(leaf.span.clone());
+    Ok(())
+}
