@@ -83,6 +83,8 @@ pub fn build_kustomization(
         stack: vec![loader::absolute(k.dir())],
         back_refs: transform::name_reference::defaults().to_vec(),
         name_specs: transform::name_prefix_suffix::default_specs(),
+        vars: Vec::new(),
+        var_specs: crate::vars::default_var_reference_specs(),
     };
     let mut list = ResourceList::default();
     builder.accumulate_target(k, &mut list)?;
@@ -90,6 +92,8 @@ pub fn build_kustomization(
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
     transform::name_reference::run(&mut list, &builder.back_refs, &builder.ctx)?;
+    // Vars read objects in their final state: this stays after hashes and name references.
+    crate::vars::resolve(&mut list, &builder.vars, &builder.var_specs)?;
     transform::build_annotations::finalize(&mut list.resources);
     let sort = match options.reorder {
         Reorder::None => None,
@@ -158,6 +162,10 @@ struct Builder {
     back_refs: Vec<transform::name_reference::BackReference>,
     /// Fields `namePrefix`/`nameSuffix` change, likewise accumulated.
     name_specs: Vec<crate::fieldspec::FieldSpec>,
+    /// `vars:` of every level, resolved once at the end of the build.
+    vars: Vec<crate::vars::Var>,
+    /// Where `$(VAR)` is replaced: kustomize's varReference defaults (plus `configurations:`).
+    var_specs: Vec<crate::fieldspec::FieldSpec>,
 }
 
 impl Builder {
@@ -222,7 +230,9 @@ impl Builder {
             self.apply_component(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
         }
-        self.run_steps(k, list)
+        self.run_steps(k, list)?;
+        // kustomize merges a level's vars after its transformers ran.
+        crate::vars::collect(k, list, &mut self.vars)
     }
 
     /// A component works on the resources accumulated so far: its own resources join them,

@@ -21,6 +21,7 @@ pub mod loader;
 pub mod resource;
 pub mod schema;
 pub mod transform;
+pub mod vars;
 
 pub use build::{build, build_kustomization, build_yaml, BuildOptions, Reorder, ResourceList};
 pub use error::KustomizeError;
