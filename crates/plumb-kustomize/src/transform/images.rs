@@ -1,8 +1,8 @@
 //! `images:` (and the older `imageTags:`): image references whose name matches an entry get a
 //! new name, tag, digest or tag suffix. As in kustomize, two passes run per entry: every
-//! `image` of a `containers` or `initContainers` list anywhere in an object (CRDs aside), then
-//! the `images` field specs (pod specs, OCI image volumes, and what `configurations:` add). An
-//! image both passes reach is updated twice, which only shows with `tagSuffix`.
+//! `image` of a `containers` or `initContainers` list anywhere in an object, then the `images`
+//! field specs (pod specs, OCI image volumes, and what `configurations:` add). An
+//! image both passes reach is updated twice, which only shows with `tagSuffix`. CRDs are skipped.
 
 use crate::build::ResourceList;
 use crate::config::TransformerConfig;
@@ -84,10 +84,13 @@ fn apply(
         }
         Ok(())
     };
-    for r in &mut list.resources {
-        if r.kind() != "CustomResourceDefinition" {
-            update_containers(&mut r.node, &update)?;
-        }
+    // CRDs are never touched: their schemas describe containers without being workloads.
+    for r in list
+        .resources
+        .iter_mut()
+        .filter(|r| r.kind() != "CustomResourceDefinition")
+    {
+        update_containers(&mut r.node, &update)?;
         let gvk = r.gvk();
         for fs in config.images.iter().filter(|fs| fs.selects(&gvk)) {
             fs.apply(&mut r.node, Create::Nothing, &mut |leaf| update(leaf))?;
