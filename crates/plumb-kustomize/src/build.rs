@@ -231,7 +231,13 @@ impl Builder {
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
         }
         self.run_steps(k, list)?;
-        // kustomize merges a level's vars after its transformers ran.
+        // kustomize merges a level's vars after its transformers ran, and its `configurations:`
+        // varReference fields into the whole build's.
+        for spec in crate::config::load_configurations(k, &self.ctx)?.var_reference {
+            if !self.var_specs.contains(&spec) {
+                self.var_specs.push(spec);
+            }
+        }
         crate::vars::collect(k, list, &mut self.vars)
     }
 
