@@ -297,7 +297,7 @@ impl Builder {
             return Err(transform::builtin::not_supported(config));
         }
         for config in &transformer_configs {
-            if !transform::builtin::run_transformer(config, list)? {
+            if !transform::builtin::run_transformer(config, list, k, ctx)? {
                 return Err(transform::builtin::not_supported(config));
             }
         }
