@@ -91,6 +91,7 @@ pub fn build_kustomization(
     let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
+    crate::generate::add_name_hashes(&mut list)?;
     transform::name_reference::run(&mut list, &builder.back_refs, &builder.ctx)?;
     // Vars read objects in their final state: this stays after hashes and name references.
     crate::vars::resolve(&mut list, &builder.vars, &builder.var_specs)?;
@@ -226,6 +227,11 @@ impl Builder {
                 self.name_specs.push(spec);
             }
         }
+        // Generators run before components (kustomize since PR 5170), so a component transforms
+        // what its kustomization generated.
+        let generator_configs = self.plugin_configs(k, "generators")?;
+        crate::generate::run(k, list, &self.ctx)?;
+        crate::generate::run_configs(k, &generator_configs, list, &self.ctx)?;
         for entry in k.string_list("components")? {
             self.apply_component(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
@@ -273,10 +279,9 @@ impl Builder {
         k: &Kustomization,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
-        let generator_configs = self.plugin_configs(k, "generators")?;
         let transformer_configs = self.plugin_configs(k, "transformers")?;
         let ctx = &self.ctx;
-        // Generators: configMapGenerator, secretGenerator, generators.
+        // Generators ran in accumulate_target, before components.
         // Transformers, in kustomize's fixed order:
         //   patchesStrategicMerge, patches, namespace, namePrefix/nameSuffix, labels and
         //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
@@ -291,13 +296,8 @@ impl Builder {
         transform::images::run(k, list, ctx, &config)?;
         // After images, before the kustomization's own `transformers:`.
         transform::replacements::run(k, list, ctx)?;
-        // No builtin generator configured through `generators:` runs yet.
-        if let Some(config) = generator_configs.first() {
-            transform::builtin::builtin_kind(config)?;
-            return Err(transform::builtin::not_supported(config));
-        }
         for config in &transformer_configs {
-            if !transform::builtin::run_transformer(config, list, k, ctx)? {
+            if !transform::builtin::run_transformer(config, list)? {
                 return Err(transform::builtin::not_supported(config));
             }
         }

@@ -63,12 +63,6 @@ impl Kustomization {
             .into_iter()
             .find(|d| !d.is_null())
             .unwrap_or_else(Node::mapping);
-        Kustomization::from_node(path, node)
-    }
-
-    /// A kustomization from a node built in memory; `path` names the file it stands for (its
-    /// directory is where relative paths start).
-    pub fn from_node(path: &Path, node: Node) -> Result<Kustomization, KustomizeError> {
         if !node.is_mapping() {
             return Err(invalid(
                 path,

@@ -16,6 +16,7 @@ pub mod context;
 pub mod crds;
 pub mod error;
 pub mod fieldspec;
+pub mod generate;
 pub mod kustomization;
 pub mod loader;
 pub mod resource;
