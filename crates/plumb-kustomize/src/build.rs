@@ -96,10 +96,11 @@ pub fn build_kustomization(
     // Vars read objects in their final state: this stays after hashes and name references.
     crate::vars::resolve(&mut list, &builder.vars, &builder.var_specs)?;
     transform::build_annotations::finalize(&mut list.resources);
-    let sort = match options.reorder {
-        Reorder::None => None,
-        Reorder::Legacy => Some(transform::sort::default_lists()),
-        Reorder::Unspecified => sort_options(top)?,
+    // The kustomization's sortOptions win over the command line's --reorder.
+    let sort = match (top.field("sortOptions"), options.reorder) {
+        (Some(_), _) => sort_options(top)?,
+        (None, Reorder::None) => None,
+        (None, Reorder::Legacy | Reorder::Unspecified) => Some(transform::sort::default_lists()),
     };
     if let Some((first, last)) = sort {
         transform::sort::legacy_sort(&mut list.resources, &first, &last);

@@ -14,8 +14,8 @@ pub enum KustomizeCommand {
         #[arg(default_value = ".")]
         dir: PathBuf,
         /// Output order: `legacy` sorts by kind as kustomize does by default, `none` keeps the
-        /// order of the resources lists. Without the flag, the kustomization's `sortOptions`
-        /// decide, and legacy applies when it has none.
+        /// order of the resources lists. A kustomization's `sortOptions` take precedence, as
+        /// in kustomize.
         #[arg(long, value_enum)]
         reorder: Option<ReorderArg>,
         /// Whether files outside a kustomization's directory may be read.
