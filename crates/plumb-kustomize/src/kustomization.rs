@@ -63,6 +63,13 @@ impl Kustomization {
             .into_iter()
             .find(|d| !d.is_null())
             .unwrap_or_else(Node::mapping);
+        Kustomization::from_node(path, node)
+    }
+
+    /// A kustomization from a node built in memory; `path` names the file it stands for (its
+    /// directory is where relative paths start).
+    pub fn from_node(path: &Path, mut node: Node) -> Result<Kustomization, KustomizeError> {
+        canonical_keys(&mut node);
         if !node.is_mapping() {
             return Err(invalid(
                 path,
@@ -146,6 +153,36 @@ impl Kustomization {
     pub fn field(&self, name: &str) -> Option<&Node> {
         self.node.get(name).filter(|n| !n.is_null())
     }
+}
+
+/// kustomize decodes a kustomization through Go's JSON decoder: a field name matches its
+/// field whatever its case (`nameprefix` is `namePrefix`), and of a key written twice the last
+/// one counts.
+fn canonical_keys(node: &mut Node) {
+    let Some(entries) = node.as_mapping_mut() else {
+        return;
+    };
+    for (key, _) in entries.iter_mut() {
+        let Some(name) = key.scalar_value() else {
+            continue;
+        };
+        if KNOWN_FIELDS.contains(&name) {
+            continue;
+        }
+        if let Some(known) = KNOWN_FIELDS.iter().find(|f| f.eq_ignore_ascii_case(name)) {
+            *key = Node::string(*known).with_span(key.span.clone());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::with_capacity(entries.len());
+    for (key, value) in std::mem::take(entries).into_iter().rev() {
+        let name = key.scalar_value().map(str::to_string);
+        if name.as_ref().is_none_or(|n| seen.insert(n.clone())) {
+            kept.push((key, value));
+        }
+    }
+    kept.reverse();
+    *entries = kept;
 }
 
 pub(crate) fn invalid(path: &Path, node: &Node, message: String) -> KustomizeError {
