@@ -298,7 +298,7 @@ impl Builder {
         // After images, before the kustomization's own `transformers:`.
         transform::replacements::run(k, list, ctx)?;
         for config in &transformer_configs {
-            if !transform::builtin::run_transformer(config, list)? {
+            if !transform::builtin::run_transformer(config, list, k, ctx)? {
                 return Err(transform::builtin::not_supported(config));
             }
         }

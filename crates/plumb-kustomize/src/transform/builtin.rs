@@ -5,11 +5,14 @@
 //! never skipped.
 
 use crate::build::ResourceList;
+use crate::config::TransformerConfig;
+use crate::context::Context;
 use crate::error::KustomizeError;
 use crate::fieldspec::FieldSpec;
+use crate::kustomization::Kustomization;
 use crate::resource::Resource;
-use crate::transform::name_prefix_suffix;
-use plumb_yaml::Node;
+use crate::transform::{images, labels, name_prefix_suffix, namespace, replacements, replicas};
+use plumb_yaml::{Node, NodeKind};
 
 /// The builtin plugin a configuration names, or an error for anything else.
 pub fn builtin_kind(config: &Resource) -> Result<&str, KustomizeError> {
@@ -39,11 +42,98 @@ fn text<'a>(config: &'a Resource, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// The string pairs of a map-valued field of the configuration (`labels`, `annotations`).
+fn pairs(config: &Resource, key: &str) -> Vec<(String, String)> {
+    config
+        .node
+        .get(key)
+        .and_then(Node::as_mapping)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let value = match &v.kind {
+                NodeKind::Scalar(s) => s.value.clone(),
+                _ => return None,
+            };
+            Some((k.scalar_value()?.to_string(), value))
+        })
+        .collect()
+}
+
+/// A kustomization holding one field, so that a builtin configured through `transformers:`
+/// runs through the same code as the kustomization field it mirrors.
+fn one_field(k: &Kustomization, field: &str, value: Node) -> Result<Kustomization, KustomizeError> {
+    let mut node = Node::mapping();
+    node.set(field, value);
+    Kustomization::from_node(&k.path, node)
+}
+
 /// Runs one transformer configuration over `list`. Returns `Ok(false)` when the kind is a
 /// builtin this module does not run (the caller may offer it to another step).
-pub fn run_transformer(config: &Resource, list: &mut ResourceList) -> Result<bool, KustomizeError> {
+pub fn run_transformer(
+    config: &Resource,
+    list: &mut ResourceList,
+    k: &Kustomization,
+    ctx: &Context,
+) -> Result<bool, KustomizeError> {
     let kind = builtin_kind(config)?;
     match kind {
+        "LabelTransformer" => {
+            labels::set_map_entries(list, &pairs(config, "labels"), &field_specs(config)?)?;
+            Ok(true)
+        }
+        "AnnotationsTransformer" => {
+            labels::set_map_entries(list, &pairs(config, "annotations"), &field_specs(config)?)?;
+            Ok(true)
+        }
+        "NamespaceTransformer" => {
+            let ns = config.namespace();
+            let fake = one_field(k, "namespace", Node::string(ns))?;
+            let cfg = TransformerConfig {
+                namespace: field_specs(config)?,
+                ..TransformerConfig::default()
+            };
+            namespace::run(&fake, list, ctx, &cfg)?;
+            Ok(true)
+        }
+        "ImageTagTransformer" => {
+            let image = config
+                .node
+                .get("imageTag")
+                .cloned()
+                .unwrap_or_else(Node::mapping);
+            let fake = one_field(k, "images", Node::sequence(vec![image]))?;
+            let cfg = TransformerConfig {
+                images: field_specs(config)?,
+                ..TransformerConfig::default()
+            };
+            images::run(&fake, list, ctx, &cfg)?;
+            Ok(true)
+        }
+        "ReplicaCountTransformer" => {
+            let replica = config
+                .node
+                .get("replica")
+                .cloned()
+                .unwrap_or_else(Node::mapping);
+            let fake = one_field(k, "replicas", Node::sequence(vec![replica]))?;
+            let cfg = TransformerConfig {
+                replicas: field_specs(config)?,
+                ..TransformerConfig::default()
+            };
+            replicas::run(&fake, list, ctx, &cfg)?;
+            Ok(true)
+        }
+        "ReplacementTransformer" => {
+            let entries = config
+                .node
+                .get("replacements")
+                .cloned()
+                .unwrap_or_else(|| Node::sequence(Vec::new()));
+            let expanded = replacements::expand(&entries, k.dir(), ctx)?;
+            replacements::apply(&expanded, list, ctx)?;
+            Ok(true)
+        }
         "PrefixSuffixTransformer" => {
             let specs = field_specs(config)?;
             name_prefix_suffix::apply_affixes(
