@@ -289,10 +289,13 @@ impl Builder {
         //   then the kustomization's own `transformers:`.
         let _ = ctx;
         let config = crate::config::load_configurations(k, ctx)?;
+        transform::patches::patches_strategic_merge(k, list, ctx)?;
+        transform::patches::patches(k, list, ctx)?;
         transform::namespace::run(k, list, ctx, &config)?;
         transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
         transform::labels::run(k, list, ctx, &config)?;
         transform::annotations::run(k, list, ctx, &config)?;
+        transform::patches::patches_json6902(k, list, ctx)?;
         transform::replicas::run(k, list, ctx, &config)?;
         transform::images::run(k, list, ctx, &config)?;
         // After images, before the kustomization's own `transformers:`.

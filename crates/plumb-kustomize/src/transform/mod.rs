@@ -8,6 +8,7 @@ pub mod labels;
 pub mod name_prefix_suffix;
 pub mod name_reference;
 pub mod namespace;
+pub mod patches;
 pub mod replacements;
 pub mod replicas;
 pub mod sort;

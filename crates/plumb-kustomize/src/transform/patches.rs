@@ -1,0 +1,486 @@
+//! The patch transformers of a kustomization: `patchesStrategicMerge`, `patches` and
+//! `patchesJson6902`, each run at its place in kustomize's transformer order.
+
+use crate::build::ResourceList;
+use crate::context::Context;
+use crate::error::KustomizeError;
+use crate::kustomization::{invalid, Kustomization};
+use crate::loader;
+use crate::patch::json6902::JsonPatch;
+use crate::patch::selector::{effective_namespace, Selector, SelectorSpec};
+use crate::patch::{error_at, strategic};
+use crate::resource::{ResId, Resource};
+use plumb_yaml::{Node, NodeKind};
+use std::path::{Path, PathBuf};
+
+/// `patchesStrategicMerge`: file paths or inline YAML, each document a patch applied to the
+/// resource with its identity.
+pub fn patches_strategic_merge(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+) -> Result<(), KustomizeError> {
+    let entries = k.string_list("patchesStrategicMerge")?;
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut patches = Vec::new();
+    for entry in &entries {
+        match inline_resources(entry) {
+            Some(docs) => patches.extend(docs),
+            None => {
+                let (path, text) = read_patch(k, ctx, entry)?;
+                patches.extend(resources_in(&path, &text)?);
+            }
+        }
+    }
+    if patches.is_empty() {
+        return Err(KustomizeError::Other(format!(
+            "patch appears to be empty; files=[{}], Patch=",
+            entries.join(" ")
+        )));
+    }
+    for patch in patches {
+        let id = Resource::new(patch.clone()).id();
+        let index = find_by_id(list, &id, ctx).map_err(KustomizeError::Other)?;
+        let patch = normalize_patch(patch, &list.resources[index]);
+        apply_smp_at(list, index, patch, SmpOptions::default(), ctx)?;
+    }
+    Ok(())
+}
+
+/// `patches`: each entry a strategic merge or JSON 6902 patch (told apart as kustomize does),
+/// from `path` or inline `patch`, applied to its `target` or, for a strategic merge patch
+/// without one, to the resource with the patch's identity.
+pub fn patches(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+) -> Result<(), KustomizeError> {
+    let Some(items) = k.field("patches") else {
+        return Ok(());
+    };
+    let Some(items) = items.as_sequence() else {
+        return Err(invalid(
+            &k.path,
+            items,
+            "field \"patches\" must be a list".into(),
+        ));
+    };
+    for item in items {
+        apply_patch_entry(k, list, ctx, item)?;
+    }
+    Ok(())
+}
+
+/// `patchesJson6902`: JSON 6902 patches (JSON or YAML) applied to every resource the target
+/// selects.
+pub fn patches_json6902(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+) -> Result<(), KustomizeError> {
+    let Some(items) = k.field("patchesJson6902") else {
+        return Ok(());
+    };
+    let Some(items) = items.as_sequence() else {
+        return Err(invalid(
+            &k.path,
+            items,
+            "field \"patchesJson6902\" must be a list".into(),
+        ));
+    };
+    for item in items {
+        let spec = match item.get("target").filter(|t| !t.is_null()) {
+            Some(t) => SelectorSpec::from_node(t)?,
+            None => SelectorSpec::default(),
+        };
+        if spec.name.is_empty() {
+            return Err(error_at(item, "must specify the target name"));
+        }
+        let path = item.str_at(&["path"]).unwrap_or("");
+        let inline = item.str_at(&["patch"]).unwrap_or("");
+        let (label, text) = match (path.is_empty(), inline.is_empty()) {
+            (true, true) => return Err(error_at(item, "empty file path and empty jsonOp")),
+            (false, false) => {
+                return Err(error_at(
+                    item,
+                    "must specify a file path or jsonOp, not both",
+                ))
+            }
+            (false, true) => {
+                let (file, text) = read_patch(k, ctx, path)?;
+                if text.is_empty() {
+                    return Err(KustomizeError::Other(format!(
+                        "patch file '{path}' empty seems to be empty"
+                    )));
+                }
+                (file.display().to_string(), text)
+            }
+            (true, false) => (k.path.display().to_string(), inline.to_string()),
+        };
+        let patch = JsonPatch::parse(&label, &text)
+            .map_err(|e| KustomizeError::Other(format!("decoding {text}: {e}")))?;
+        if patch.operations.is_empty() {
+            return Err(KustomizeError::Other(format!(
+                "patch appears to be empty; file={path}, JsonOp={text}"
+            )));
+        }
+        let selector = Selector::new(&spec)?;
+        for resource in &mut list.resources {
+            if selector.matches(resource, ctx) {
+                resource.node = patch
+                    .apply_to_node(&resource.node)
+                    .map_err(|e| with_file(&label, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a `patches` entry may allow a strategic merge patch to change.
+#[derive(Debug, Clone, Copy, Default)]
+struct SmpOptions {
+    allow_name_change: bool,
+    allow_kind_change: bool,
+}
+
+fn apply_patch_entry(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+    item: &Node,
+) -> Result<(), KustomizeError> {
+    let path = item.str_at(&["path"]).unwrap_or("");
+    let inline = item.str_at(&["patch"]).unwrap_or("").trim();
+    let shown = || {
+        plumb_yaml::to_json(item)
+            .map(|v| plumb_yaml::write_document(&v))
+            .unwrap_or_default()
+    };
+    let (label, text) = match (path.is_empty(), inline.is_empty()) {
+        (true, true) => {
+            return Err(error_at(
+                item,
+                format!("must specify one of patch and path in\n{}", shown()),
+            ))
+        }
+        (false, false) => {
+            return Err(error_at(
+                item,
+                format!("patch and path can't be set at the same time\n{}", shown()),
+            ))
+        }
+        (false, true) => {
+            let (file, text) = read_patch(k, ctx, path)?;
+            // A patch file with nothing but comments and blank lines is ignored.
+            let docs = plumb_yaml::parse_documents(&file, &text)?;
+            if docs.iter().all(Node::is_null) {
+                return Ok(());
+            }
+            (file.display().to_string(), text)
+        }
+        (true, false) => (k.path.display().to_string(), inline.to_string()),
+    };
+    let options = SmpOptions {
+        allow_name_change: option(item, "allowNameChange"),
+        allow_kind_change: option(item, "allowKindChange"),
+    };
+    let target = match item.get("target").filter(|t| !t.is_null()) {
+        Some(t) => Some(SelectorSpec::from_node(t)?),
+        None => None,
+    };
+    match classify(&label, &text) {
+        Classified::Strategic(patch) => {
+            let Some(spec) = target else {
+                let id = Resource::new(patch.clone()).id();
+                let index = find_by_id(list, &id, ctx).map_err(|e| {
+                    KustomizeError::Other(format!(
+                        "no resource matches strategic merge patch \"{id}\": {e}"
+                    ))
+                })?;
+                return apply_smp_at(list, index, patch, options, ctx);
+            };
+            let selector = Selector::new(&spec)?;
+            let selected: Vec<ResId> = list
+                .resources
+                .iter()
+                .filter(|r| selector.matches(r, ctx))
+                .map(Resource::id)
+                .collect();
+            for id in selected {
+                let Some(index) = list.resources.iter().position(|r| r.id() == id) else {
+                    continue;
+                };
+                let patch = normalize_patch(patch.clone(), &list.resources[index]);
+                apply_smp_at(list, index, patch, options, ctx)?;
+            }
+            Ok(())
+        }
+        Classified::Json(patch) => {
+            let Some(spec) = target else {
+                return Err(error_at(
+                    item,
+                    format!("must specify a target for patch {text}"),
+                ));
+            };
+            let selector = Selector::new(&spec)?;
+            for resource in &mut list.resources {
+                if !selector.matches(resource, ctx) {
+                    continue;
+                }
+                let old = resource.id();
+                resource.node = patch
+                    .apply_to_node(&resource.node)
+                    .map_err(|e| with_file(&label, e))?;
+                record_rename(resource, old, true);
+            }
+            Ok(())
+        }
+        Classified::Neither => Err(error_at(
+            item,
+            format!(
+                "unable to parse SM or JSON patch from [patch: {}]",
+                serde_json::Value::String(text.clone())
+            ),
+        )),
+    }
+}
+
+enum Classified {
+    Strategic(Node),
+    Json(JsonPatch),
+    Neither,
+}
+
+/// Tells a strategic merge patch (exactly one resource with a kind and a name) from a JSON
+/// 6902 patch (a list of operations), as kustomize's patch transformer does.
+fn classify(label: &str, text: &str) -> Classified {
+    let strategic = plumb_yaml::parse_documents(label, text)
+        .ok()
+        .map(|docs| {
+            docs.into_iter()
+                .filter(|d| !d.is_null() && !is_empty_map(d))
+                .collect::<Vec<_>>()
+        })
+        .filter(|docs| docs.len() == 1 && docs.iter().all(is_patch_resource))
+        .and_then(|docs| docs.into_iter().next());
+    if let Some(patch) = strategic {
+        return Classified::Strategic(patch);
+    }
+    match JsonPatch::parse(label, text) {
+        Ok(p) => Classified::Json(p),
+        Err(_) => Classified::Neither,
+    }
+}
+
+fn is_empty_map(node: &Node) -> bool {
+    node.as_mapping().is_some_and(Vec::is_empty)
+}
+
+fn is_patch_resource(node: &Node) -> bool {
+    node.is_mapping()
+        && node.str_at(&["kind"]).is_some_and(|k| !k.is_empty())
+        && node
+            .str_at(&["metadata", "name"])
+            .is_some_and(|n| !n.is_empty())
+}
+
+fn option(item: &Node, name: &str) -> bool {
+    item.get_path(&["options", name])
+        .and_then(|n| n.as_scalar())
+        .is_some_and(|s| {
+            matches!(
+                plumb_yaml::resolve::resolve(s, plumb_yaml::Schema::Kustomize),
+                Ok(plumb_yaml::Resolved::Bool(true))
+            )
+        })
+}
+
+fn with_file(label: &str, e: KustomizeError) -> KustomizeError {
+    match e {
+        KustomizeError::Other(m) => KustomizeError::Other(m),
+        other => KustomizeError::Other(format!("{label}: {other}")),
+    }
+}
+
+/// An entry of `patchesStrategicMerge` read as inline YAML, if it is that rather than a path.
+fn inline_resources(entry: &str) -> Option<Vec<Node>> {
+    let docs = plumb_yaml::parse_documents("<inline patch>", entry).ok()?;
+    let docs: Vec<Node> = docs.into_iter().filter(|d| !d.is_null()).collect();
+    if docs.is_empty() || !docs.iter().all(Node::is_mapping) {
+        return None;
+    }
+    Some(docs.into_iter().filter(|d| !is_empty_map(d)).collect())
+}
+
+/// Reads a patch file named relative to the kustomization, within the load restrictor.
+fn read_patch(
+    k: &Kustomization,
+    ctx: &Context,
+    entry: &str,
+) -> Result<(PathBuf, String), KustomizeError> {
+    let path = loader::clean(&k.dir().join(entry));
+    loader::check_restrictor(ctx.options.load_restrictor, k.dir(), &path)?;
+    let text = loader::read_text(&path)?;
+    Ok((path, text))
+}
+
+/// The patch documents of a file: its non-empty mappings, `*List` kinds expanded.
+fn resources_in(path: &Path, text: &str) -> Result<Vec<Node>, KustomizeError> {
+    let mut out = Vec::new();
+    for doc in plumb_yaml::parse_documents(path, text)? {
+        push_patch(doc, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn push_patch(doc: Node, out: &mut Vec<Node>) -> Result<(), KustomizeError> {
+    match &doc.kind {
+        NodeKind::Scalar(_) if doc.is_null() => Ok(()),
+        NodeKind::Mapping(entries) if entries.is_empty() => Ok(()),
+        NodeKind::Mapping(_) => {
+            if doc.str_at(&["kind"]).is_some_and(|k| k.ends_with("List")) {
+                if let Some(items) = doc.get("items").and_then(Node::as_sequence) {
+                    for item in items.clone() {
+                        push_patch(item, out)?;
+                    }
+                    return Ok(());
+                }
+            }
+            out.push(doc);
+            Ok(())
+        }
+        _ => Err(error_at(&doc, "a patch must be a YAML mapping")),
+    }
+}
+
+/// The one resource whose current or a previous identity is `id` (kustomize's `GetById`).
+fn find_by_id(list: &ResourceList, id: &ResId, ctx: &Context) -> Result<usize, String> {
+    let same = |a: &ResId| {
+        a.gvk == id.gvk
+            && a.name == id.name
+            && effective_namespace(a, ctx) == effective_namespace(id, ctx)
+    };
+    let found: Vec<usize> = list
+        .resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.previous_ids.iter().any(same) || same(&r.id()))
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "no matches for Id {id}; failed to find unique target for patch {id}"
+        )),
+        _ => Err(format!(
+            "multiple matches for Id {id}; failed to find unique target for patch {id}"
+        )),
+    }
+}
+
+/// The patch as kustomize's `ResMap.ApplySmPatch` prepares it for one resource: labels and
+/// annotations rewritten as string maps (so an empty or null map is dropped), an empty
+/// namespace dropped, and the resource's apiVersion.
+fn normalize_patch(mut patch: Node, resource: &Resource) -> Node {
+    for field in ["labels", "annotations"] {
+        let Some(meta) = patch.get_mut("metadata").filter(|m| m.is_mapping()) else {
+            break;
+        };
+        let entries: Vec<(String, String)> = meta
+            .get(field)
+            .and_then(Node::as_mapping)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.scalar_value()?.to_string(),
+                    v.scalar_value().unwrap_or("").to_string(),
+                ))
+            })
+            .collect();
+        let span = meta.get(field).and_then(|n| n.span.clone());
+        meta.remove(field);
+        if !entries.is_empty() {
+            let mut sorted = entries;
+            sorted.sort();
+            sorted.dedup_by(|a, b| a.0 == b.0);
+            let map = Node::new(NodeKind::Mapping(
+                sorted
+                    .into_iter()
+                    .map(|(k, v)| (Node::string(k), Node::string(v)))
+                    .collect(),
+            ))
+            .with_span(span);
+            meta.set(field, map);
+        }
+    }
+    if let Some(meta) = patch.get_mut("metadata").filter(|m| m.is_mapping()) {
+        if meta.str_at(&["namespace"]).is_none_or(str::is_empty) {
+            meta.remove("namespace");
+        }
+    }
+    let api_version = resource.api_version().to_string();
+    patch.set("apiVersion", Node::string(api_version));
+    patch
+}
+
+/// Applies a strategic merge patch to one resource, as kustomize's `Resource.ApplySmPatch`:
+/// the name, kind and namespace stay unless the options allow changing them; a resource the
+/// patch empties is removed.
+fn apply_smp_at(
+    list: &mut ResourceList,
+    index: usize,
+    patch: Node,
+    options: SmpOptions,
+    ctx: &Context,
+) -> Result<(), KustomizeError> {
+    let resource = &mut list.resources[index];
+    let old = resource.id();
+    let (name, namespace, kind) = (
+        resource.name().to_string(),
+        resource.namespace().to_string(),
+        resource.kind().to_string(),
+    );
+    let Some(mut node) = strategic::merge(resource.node.clone(), patch, &ctx.schema)? else {
+        list.resources.remove(index);
+        return Ok(());
+    };
+    if !options.allow_kind_change && node.str_at(&["kind"]) != Some(kind.as_str()) {
+        node.set("kind", Node::string(kind));
+    }
+    if let Some(meta) = node.ensure_mapping("metadata") {
+        if !options.allow_name_change && meta.str_at(&["name"]) != Some(name.as_str()) {
+            meta.set("name", Node::string(name));
+        }
+        if namespace.is_empty() {
+            meta.remove("namespace");
+        } else if meta.str_at(&["namespace"]) != Some(namespace.as_str()) {
+            meta.set("namespace", Node::string(namespace));
+        }
+    }
+    resource.node = node;
+    record_rename(
+        resource,
+        old,
+        options.allow_name_change || options.allow_kind_change,
+    );
+    Ok(())
+}
+
+/// Remembers the identity a patch changed, so that name references follow the resource.
+fn record_rename(resource: &mut Resource, old: ResId, remember: bool) {
+    let new = resource.id();
+    if !remember || new == old {
+        return;
+    }
+    if new.gvk == old.gvk && new.namespace == old.namespace {
+        if let Some(meta) = resource.node.get_mut("metadata") {
+            meta.set("name", Node::string(old.name.clone()));
+        }
+        resource.set_name(&new.name);
+    } else {
+        resource.previous_ids.push(old);
+    }
+}
