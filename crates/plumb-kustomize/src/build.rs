@@ -1,6 +1,7 @@
 //! The build: a kustomization's resources accumulated depth first (files and nested
 //! kustomizations), then the kustomization's transformers, then the output order.
 
+use crate::config::TransformerConfig;
 use crate::context::Context;
 use crate::error::KustomizeError;
 use crate::kustomization::Kustomization;
@@ -81,20 +82,19 @@ pub fn build_kustomization(
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
         stack: vec![loader::absolute(k.dir())],
-        back_refs: transform::name_reference::defaults().to_vec(),
-        name_specs: transform::name_prefix_suffix::default_specs(),
+        configs: vec![base_config()?],
         vars: Vec::new(),
-        var_specs: crate::vars::default_var_reference_specs(),
     };
     let mut list = ResourceList::default();
     builder.accumulate_target(k, &mut list)?;
     let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
+    let config = builder.configs.pop().unwrap_or_default();
     crate::generate::add_name_hashes(&mut list)?;
-    transform::name_reference::run(&mut list, &builder.back_refs, &builder.ctx)?;
+    transform::name_reference::run(&mut list, &config.name_reference, &builder.ctx)?;
     // Vars read objects in their final state: this stays after hashes and name references.
-    crate::vars::resolve(&mut list, &builder.vars, &builder.var_specs)?;
+    crate::vars::resolve(&mut list, &builder.vars, &config.var_reference)?;
     transform::build_annotations::finalize(&mut list.resources);
     // The kustomization's sortOptions win over the command line's --reorder.
     let sort = match (top.field("sortOptions"), options.reorder) {
@@ -106,6 +106,16 @@ pub fn build_kustomization(
         transform::sort::legacy_sort(&mut list.resources, &first, &last);
     }
     Ok(list)
+}
+
+/// kustomize's default transformer configuration with its default var fields.
+fn base_config() -> Result<TransformerConfig, KustomizeError> {
+    let mut config = crate::config::defaults().clone();
+    crate::config::merge_field_specs(
+        &mut config.var_reference,
+        &crate::vars::default_var_reference_specs(),
+    )?;
+    Ok(config)
 }
 
 /// Builds `dir` and renders it as `kustomize build` prints it.
@@ -159,24 +169,33 @@ struct Builder {
     ctx: Context,
     /// The kustomization directories being built, to refuse cycles.
     stack: Vec<PathBuf>,
-    /// Which fields name which kinds: kustomize's defaults plus what `crds:` and
-    /// `configurations:` at any level add (kustomize merges them up to the top).
-    back_refs: Vec<transform::name_reference::BackReference>,
-    /// Fields `namePrefix`/`nameSuffix` change, likewise accumulated.
-    name_specs: Vec<crate::fieldspec::FieldSpec>,
+    /// The transformer configuration of each level being built (innermost last): kustomize's
+    /// defaults, plus what the level's `configurations:` and `crds:` add, plus what its
+    /// sub-kustomizations added (kustomize merges configurations up to the top).
+    configs: Vec<TransformerConfig>,
     /// `vars:` of every level, resolved once at the end of the build.
     vars: Vec<crate::vars::Var>,
-    /// Where `$(VAR)` is replaced: kustomize's varReference defaults (plus `configurations:`).
-    var_specs: Vec<crate::fieldspec::FieldSpec>,
 }
 
 impl Builder {
+    /// The configuration of the level being built.
+    fn config_mut(&mut self) -> &mut TransformerConfig {
+        if self.configs.is_empty() {
+            self.configs.push(TransformerConfig::default());
+        }
+        let last = self.configs.len() - 1;
+        &mut self.configs[last]
+    }
+
     fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
         let k = self.load_level(dir, false)?;
         let mut list = ResourceList::default();
+        self.configs.push(base_config()?);
         let result = self.accumulate_target(&k, &mut list);
         self.stack.pop();
+        let child = self.configs.pop().unwrap_or_default();
         result?;
+        self.config_mut().merge(child)?;
         Ok((list, k))
     }
 
@@ -221,13 +240,14 @@ impl Builder {
             self.accumulate(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::accumulating(&entry, e))?;
         }
+        let own = crate::config::load_configurations(k, &self.ctx)?;
+        self.config_mut().merge(own)?;
         let crds = crate::crds::load(k, self.ctx.options.load_restrictor)?;
-        transform::name_reference::merge(&mut self.back_refs, crds.name_references);
-        for spec in crds.prefixes {
-            if !self.name_specs.contains(&spec) {
-                self.name_specs.push(spec);
-            }
-        }
+        let config = self.config_mut();
+        transform::name_reference::merge(&mut config.name_reference, crds.name_references);
+        crate::config::merge_field_specs(&mut config.common_labels, &crds.labels)?;
+        crate::config::merge_field_specs(&mut config.common_annotations, &crds.annotations)?;
+        crate::config::merge_field_specs(&mut config.name_prefix, &crds.prefixes)?;
         // Generators run before components (kustomize since PR 5170), so a component transforms
         // what its kustomization generated.
         let generator_configs = self.plugin_configs(k, "generators")?;
@@ -238,13 +258,7 @@ impl Builder {
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
         }
         self.run_steps(k, list)?;
-        // kustomize merges a level's vars after its transformers ran, and its `configurations:`
-        // varReference fields into the whole build's.
-        for spec in crate::config::load_configurations(k, &self.ctx)?.var_reference {
-            if !self.var_specs.contains(&spec) {
-                self.var_specs.push(spec);
-            }
-        }
+        // kustomize merges a level's vars after its transformers ran.
         crate::vars::collect(k, list, &mut self.vars)
     }
 
@@ -288,11 +302,11 @@ impl Builder {
         //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
         //   then the kustomization's own `transformers:`.
         let _ = ctx;
-        let config = crate::config::load_configurations(k, ctx)?;
+        let config = self.configs.last().cloned().unwrap_or_default();
         transform::patches::patches_strategic_merge(k, list, ctx)?;
         transform::patches::patches(k, list, ctx)?;
         transform::namespace::run(k, list, ctx, &config)?;
-        transform::name_prefix_suffix::run(k, list, &self.name_specs, &self.name_specs)?;
+        transform::name_prefix_suffix::run(k, list, &config.name_prefix, &config.name_suffix)?;
         transform::labels::run(k, list, ctx, &config)?;
         transform::annotations::run(k, list, ctx, &config)?;
         transform::patches::patches_json6902(k, list, ctx)?;
@@ -316,10 +330,24 @@ impl Builder {
         field: &str,
     ) -> Result<Vec<Resource>, KustomizeError> {
         let mut out = ResourceList::default();
+        // Configurations are built apart: their own transformer configuration stays theirs.
+        let saved = self.configs.clone();
+        let result = self.plugin_entries(k, field, &mut out);
+        self.configs = saved;
+        result?;
+        Ok(out.resources)
+    }
+
+    fn plugin_entries(
+        &mut self,
+        k: &Kustomization,
+        field: &str,
+        out: &mut ResourceList,
+    ) -> Result<(), KustomizeError> {
         for entry in k.string_list(field)? {
             let path = loader::clean(&k.dir().join(&entry));
             if !entry.contains('\n') && (path.exists() || loader::is_remote(&entry)) {
-                self.accumulate(k.dir(), &entry, &mut out).map_err(|e| {
+                self.accumulate(k.dir(), &entry, out).map_err(|e| {
                     KustomizeError::Other(format!("loading {field} '{entry}': {e}"))
                 })?;
                 continue;
@@ -340,7 +368,7 @@ impl Builder {
                 });
             }
         }
-        Ok(out.resources)
+        Ok(())
     }
 
     fn accumulate(

@@ -78,6 +78,18 @@ const DEFAULT_FILES: &[(&str, &str)] = &[
         "replicas.yaml",
         include_str!("../data/fieldspecs/replicas.yaml"),
     ),
+    (
+        "nameprefix.yaml",
+        include_str!("../data/fieldspecs/nameprefix.yaml"),
+    ),
+    (
+        "namesuffix.yaml",
+        include_str!("../data/fieldspecs/namesuffix.yaml"),
+    ),
+    (
+        "namereference.yaml",
+        include_str!("../data/fieldspecs/namereference.yaml"),
+    ),
 ];
 
 /// kustomize's default configuration, parsed once.

@@ -23,11 +23,6 @@ fn skipped(gvk: &Gvk) -> bool {
         .any(|(g, k)| gvk.kind == *k && (g.is_empty() || gvk.group == *g))
 }
 
-/// The default field specs: `metadata/name` of every kind.
-pub fn default_specs() -> Vec<FieldSpec> {
-    vec![FieldSpec::any_kind("metadata/name", false)]
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum End {
     Prefix,

@@ -12,29 +12,12 @@ use crate::fieldspec::{Create, FieldSpec};
 use crate::resource::{Gvk, ResId, Resource};
 use plumb_yaml::{Node, NodeKind};
 use std::collections::HashSet;
-use std::sync::OnceLock;
 
 /// Which fields of which kinds may name an object of kind `target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackReference {
     pub target: Gvk,
     pub referrers: Vec<FieldSpec>,
-}
-
-/// kustomize's default back references.
-pub fn defaults() -> &'static [BackReference] {
-    static DEFAULTS: OnceLock<Vec<BackReference>> = OnceLock::new();
-    DEFAULTS.get_or_init(|| {
-        let text = include_str!("../../data/fieldspecs/namereference.yaml");
-        let doc = plumb_yaml::parse_documents("namereference.yaml", text)
-            .ok()
-            .and_then(|d| d.into_iter().next())
-            .unwrap_or_else(Node::mapping);
-        doc.get("nameReference")
-            .map(parse)
-            .and_then(Result::ok)
-            .unwrap_or_default()
-    })
 }
 
 /// Reads a `nameReference:` list (the default data or a `configurations:` file).
