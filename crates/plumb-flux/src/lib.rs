@@ -13,4 +13,5 @@
 //! assert_eq!(out, "host: prod-eu.example.com # $HOME stays");
 //! ```
 
+pub mod sops;
 pub mod varsub;
