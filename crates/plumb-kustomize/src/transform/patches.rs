@@ -91,53 +91,66 @@ pub fn patches_json6902(
         ));
     };
     for item in items {
-        let spec = match item.get("target").filter(|t| !t.is_null()) {
-            Some(t) => SelectorSpec::from_node(t)?,
-            None => SelectorSpec::default(),
-        };
-        if spec.name.is_empty() {
-            return Err(error_at(item, "must specify the target name"));
-        }
-        let path = item.str_at(&["path"]).unwrap_or("");
-        let inline = item.str_at(&["patch"]).unwrap_or("");
-        let (label, text) = match (path.is_empty(), inline.is_empty()) {
-            (true, true) => return Err(error_at(item, "empty file path and empty jsonOp")),
-            (false, false) => {
-                return Err(error_at(
-                    item,
-                    "must specify a file path or jsonOp, not both",
-                ))
-            }
-            (false, true) => {
-                let (file, text) = read_patch(k, ctx, path)?;
-                if text.is_empty() {
-                    return Err(KustomizeError::Other(format!(
-                        "patch file '{path}' empty seems to be empty"
-                    )));
-                }
-                (file.display().to_string(), text)
-            }
-            (true, false) => (k.path.display().to_string(), inline.to_string()),
-        };
-        let patch = JsonPatch::parse(&label, &text)
-            .map_err(|e| KustomizeError::Other(format!("decoding {text}: {e}")))?;
-        if patch.operations.is_empty() {
-            return Err(KustomizeError::Other(format!(
-                "patch appears to be empty; file={path}, JsonOp={text}"
-            )));
-        }
-        let selector = Selector::new(&spec)?;
-        for resource in &mut list.resources {
-            if selector.matches(resource, ctx) {
-                resource.node = patch
-                    .apply_to_node(&resource.node)
-                    .map_err(|e| with_file(&label, e))?;
-            }
-        }
+        apply_json6902_entry(k, list, ctx, item, "patch")?;
     }
     Ok(())
 }
 
+/// One JSON 6902 patch with its `target` and `path` or inline operations under `inline_key`
+/// (`patch` in a kustomization, `jsonOp` in a `PatchJson6902Transformer` configuration), read
+/// relative to `k`'s directory.
+pub(crate) fn apply_json6902_entry(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+    item: &Node,
+    inline_key: &str,
+) -> Result<(), KustomizeError> {
+    let spec = match item.get("target").filter(|t| !t.is_null()) {
+        Some(t) => SelectorSpec::from_node(t)?,
+        None => SelectorSpec::default(),
+    };
+    if spec.name.is_empty() {
+        return Err(error_at(item, "must specify the target name"));
+    }
+    let path = item.str_at(&["path"]).unwrap_or("");
+    let inline = item.str_at(&[inline_key]).unwrap_or("");
+    let (label, text) = match (path.is_empty(), inline.is_empty()) {
+        (true, true) => return Err(error_at(item, "empty file path and empty jsonOp")),
+        (false, false) => {
+            return Err(error_at(
+                item,
+                "must specify a file path or jsonOp, not both",
+            ))
+        }
+        (false, true) => {
+            let (file, text) = read_patch(k, ctx, path)?;
+            if text.is_empty() {
+                return Err(KustomizeError::Other(format!(
+                    "patch file '{path}' empty seems to be empty"
+                )));
+            }
+            (file.display().to_string(), text)
+        }
+        (true, false) => (k.path.display().to_string(), inline.to_string()),
+    };
+    let patch = JsonPatch::parse(&label, &text)
+        .map_err(|e| KustomizeError::Other(format!("decoding {text}: {e}")))?;
+    if patch.operations.is_empty() {
+        return Err(KustomizeError::Other(format!(
+            "patch appears to be empty; file={path}, JsonOp={text}"
+        )));
+    }
+    let selector = Selector::new(&spec)?;
+    for resource in &mut list.resources {
+        if selector.matches(resource, ctx) {
+            resource.node = patch
+                .apply_to_node(&resource.node)
+                .map_err(|e| with_file(&label, e))?;
+        }
+    }
+    Ok(())
+}
 /// What a `patches` entry may allow a strategic merge patch to change.
 #[derive(Debug, Clone, Copy, Default)]
 struct SmpOptions {
@@ -145,7 +158,9 @@ struct SmpOptions {
     allow_kind_change: bool,
 }
 
-fn apply_patch_entry(
+/// One `patches` entry (or `PatchTransformer` configuration): `path` or inline `patch`,
+/// `target`, `options`, read relative to `k`'s directory.
+pub(crate) fn apply_patch_entry(
     k: &Kustomization,
     list: &mut ResourceList,
     ctx: &Context,
@@ -173,11 +188,6 @@ fn apply_patch_entry(
         }
         (false, true) => {
             let (file, text) = read_patch(k, ctx, path)?;
-            // A patch file with nothing but comments and blank lines is ignored.
-            let docs = plumb_yaml::parse_documents(&file, &text)?;
-            if docs.iter().all(Node::is_null) {
-                return Ok(());
-            }
             (file.display().to_string(), text)
         }
         (true, false) => (k.path.display().to_string(), inline.to_string()),
@@ -191,15 +201,18 @@ fn apply_patch_entry(
         None => None,
     };
     match classify(&label, &text) {
-        Classified::Strategic(patch) => {
+        Classified::Strategic(patches) => {
             let Some(spec) = target else {
-                let id = Resource::new(patch.clone()).id();
-                let index = find_by_id(list, &id, ctx).map_err(|e| {
-                    KustomizeError::Other(format!(
-                        "no resource matches strategic merge patch \"{id}\": {e}"
-                    ))
-                })?;
-                return apply_smp_at(list, index, patch, options, ctx);
+                for patch in patches {
+                    let id = Resource::new(patch.clone()).id();
+                    let index = find_by_id(list, &id, ctx).map_err(|e| {
+                        KustomizeError::Other(format!(
+                            "no resource matches strategic merge patch \"{id}\": {e}"
+                        ))
+                    })?;
+                    apply_smp_at(list, index, patch, options, ctx)?;
+                }
+                return Ok(());
             };
             let selector = Selector::new(&spec)?;
             let selected: Vec<ResId> = list
@@ -208,12 +221,14 @@ fn apply_patch_entry(
                 .filter(|r| selector.matches(r, ctx))
                 .map(Resource::id)
                 .collect();
-            for id in selected {
-                let Some(index) = list.resources.iter().position(|r| r.id() == id) else {
-                    continue;
-                };
-                let patch = normalize_patch(patch.clone(), &list.resources[index]);
-                apply_smp_at(list, index, patch, options, ctx)?;
+            for patch in patches {
+                for id in &selected {
+                    let Some(index) = list.resources.iter().position(|r| &r.id() == id) else {
+                        continue;
+                    };
+                    let patch = normalize_patch(patch.clone(), &list.resources[index]);
+                    apply_smp_at(list, index, patch, options, ctx)?;
+                }
             }
             Ok(())
         }
@@ -248,25 +263,28 @@ fn apply_patch_entry(
 }
 
 enum Classified {
-    Strategic(Node),
+    Strategic(Vec<Node>),
     Json(JsonPatch),
     Neither,
 }
 
-/// Tells a strategic merge patch (exactly one resource with a kind and a name) from a JSON
-/// 6902 patch (a list of operations), as kustomize's patch transformer does.
+/// Tells strategic merge patches (resources with a kind and a name, any number of them: a file
+/// of comments only is no patch at all) from a JSON 6902 patch (a list of operations), as
+/// kustomize's patch transformer does.
 fn classify(label: &str, text: &str) -> Classified {
     let strategic = plumb_yaml::parse_documents(label, text)
         .ok()
-        .map(|docs| {
-            docs.into_iter()
-                .filter(|d| !d.is_null() && !is_empty_map(d))
-                .collect::<Vec<_>>()
-        })
-        .filter(|docs| docs.len() == 1 && docs.iter().all(is_patch_resource))
-        .and_then(|docs| docs.into_iter().next());
-    if let Some(patch) = strategic {
-        return Classified::Strategic(patch);
+        .and_then(|docs| {
+            let mut out = Vec::new();
+            for doc in docs {
+                if push_patch(doc, &mut out).is_err() {
+                    return None;
+                }
+            }
+            out.iter().all(is_patch_resource).then_some(out)
+        });
+    if let Some(patches) = strategic {
+        return Classified::Strategic(patches);
     }
     match JsonPatch::parse(label, text) {
         Ok(p) => Classified::Json(p),
