@@ -40,15 +40,16 @@ pub fn run(
         ("namePrefix", End::Prefix, prefix_specs),
         ("nameSuffix", End::Suffix, suffix_specs),
     ] {
-        let Some(node) = k.field(field) else {
-            continue;
+        // kustomize runs both transformers at every level, an empty prefix included: the
+        // (possibly empty) prefixes and suffixes each resource went through tell name
+        // references which of several same-named objects a referrer was built with.
+        let affix = match k.field(field) {
+            None => "",
+            Some(node) => match node.scalar_value().filter(|_| !node.is_mapping()) {
+                Some(a) => a,
+                None => return Err(invalid(&k.path, node, format!("{field} must be a string"))),
+            },
         };
-        let Some(affix) = node.scalar_value().filter(|_| !node.is_mapping()) else {
-            return Err(invalid(&k.path, node, format!("{field} must be a string")));
-        };
-        if affix.is_empty() {
-            continue;
-        }
         apply(list, affix, end, specs)?;
     }
     Ok(())
@@ -62,13 +63,8 @@ pub fn apply_affixes(
     suffix: &str,
     specs: &[FieldSpec],
 ) -> Result<(), KustomizeError> {
-    if !prefix.is_empty() {
-        apply(list, prefix, End::Prefix, specs)?;
-    }
-    if !suffix.is_empty() {
-        apply(list, suffix, End::Suffix, specs)?;
-    }
-    Ok(())
+    apply(list, prefix, End::Prefix, specs)?;
+    apply(list, suffix, End::Suffix, specs)
 }
 
 /// Adds `affix` at one end of every field the specs select.
