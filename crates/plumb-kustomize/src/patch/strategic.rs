@@ -144,6 +144,17 @@ fn text(node: &Node) -> &str {
     node.scalar_value().unwrap_or("")
 }
 
+/// Whether a null scalar was written with no text at all (`key:`), which kyaml drops, rather
+/// than as `null` or `~`, which it keeps. The parser reports an empty value as `~`, so the
+/// source text decides.
+fn null_written_empty(node: &Node) -> bool {
+    match (&node.span, node.scalar_value()) {
+        (_, Some("")) => true,
+        (Some(span), Some("~")) => span.text().trim() != "~",
+        _ => false,
+    }
+}
+
 fn wrong_kind(node: &Node, expected: Kind) -> KustomizeError {
     let shown = node
         .span
@@ -255,7 +266,7 @@ impl<'s> Walker<'s> {
             }
             if patch.is_none() {
                 if let Some(d) = dest {
-                    if !text(&d).is_empty() {
+                    if !null_written_empty(&d) {
                         return Ok(Walked {
                             node: Some(d),
                             into_dest: true,
