@@ -82,7 +82,7 @@ pub fn build_kustomization(
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
         stack: vec![loader::absolute(k.dir())],
-        configs: vec![base_config()?],
+        configs: vec![TransformerConfig::default()],
         vars: Vec::new(),
     };
     let mut list = ResourceList::default();
@@ -108,13 +108,16 @@ pub fn build_kustomization(
     Ok(list)
 }
 
-/// kustomize's default transformer configuration with its default var fields.
-fn base_config() -> Result<TransformerConfig, KustomizeError> {
-    let mut config = crate::config::defaults().clone();
-    crate::config::merge_field_specs(
-        &mut config.var_reference,
-        &crate::vars::default_var_reference_specs(),
-    )?;
+/// What a kustomization adds to its level's transformer configuration: its `configurations:`
+/// files, or kustomize's defaults (default var fields included) when it has none.
+fn level_config(k: &Kustomization, ctx: &Context) -> Result<TransformerConfig, KustomizeError> {
+    let mut config = crate::config::load_configurations(k, ctx)?;
+    if k.string_list("configurations")?.is_empty() {
+        crate::config::merge_field_specs(
+            &mut config.var_reference,
+            &crate::vars::default_var_reference_specs(),
+        )?;
+    }
     Ok(config)
 }
 
@@ -190,7 +193,7 @@ impl Builder {
     fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
         let k = self.load_level(dir, false)?;
         let mut list = ResourceList::default();
-        self.configs.push(base_config()?);
+        self.configs.push(TransformerConfig::default());
         let result = self.accumulate_target(&k, &mut list);
         self.stack.pop();
         let child = self.configs.pop().unwrap_or_default();
@@ -240,7 +243,7 @@ impl Builder {
             self.accumulate(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::accumulating(&entry, e))?;
         }
-        let own = crate::config::load_configurations(k, &self.ctx)?;
+        let own = level_config(k, &self.ctx)?;
         self.config_mut().merge(own)?;
         let crds = crate::crds::load(k, self.ctx.options.load_restrictor)?;
         let config = self.config_mut();

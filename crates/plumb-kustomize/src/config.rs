@@ -233,11 +233,14 @@ pub fn load_configurations(
     k: &Kustomization,
     ctx: &Context,
 ) -> Result<TransformerConfig, KustomizeError> {
-    let mut config = defaults().clone();
     let entries = k.string_list("configurations")?;
     if entries.is_empty() {
-        return Ok(config);
+        return Ok(defaults().clone());
     }
+    // The kustomization's own specs come first and kustomize's defaults are merged into them,
+    // so a default that a custom spec narrows is dropped: a custom `namePrefix` for one kind
+    // replaces the default for every kind (checked with kustomize-ref).
+    let mut config = TransformerConfig::default();
     let mut from_files = TransformerConfig::default();
     for entry in entries {
         if entry.contains('\n') || entry.contains('\r') {
@@ -250,6 +253,7 @@ pub fn load_configurations(
         from_files.merge(TransformerConfig::parse(&path, &text)?)?;
     }
     config.merge(from_files)?;
+    config.merge(defaults().clone())?;
     Ok(config)
 }
 
