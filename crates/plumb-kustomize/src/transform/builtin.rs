@@ -11,7 +11,9 @@ use crate::error::KustomizeError;
 use crate::fieldspec::FieldSpec;
 use crate::kustomization::Kustomization;
 use crate::resource::Resource;
-use crate::transform::{images, labels, name_prefix_suffix, namespace, replacements, replicas};
+use crate::transform::{
+    images, labels, name_prefix_suffix, namespace, patches, replacements, replicas,
+};
 use plumb_yaml::{Node, NodeKind};
 
 /// The builtin plugin a configuration names, or an error for anything else.
@@ -122,6 +124,14 @@ pub fn run_transformer(
                 ..TransformerConfig::default()
             };
             replicas::run(&fake, list, ctx, &cfg)?;
+            Ok(true)
+        }
+        "PatchTransformer" => {
+            patches::apply_patch_entry(k, list, ctx, &config.node)?;
+            Ok(true)
+        }
+        "PatchJson6902Transformer" => {
+            patches::apply_json6902_entry(k, list, ctx, &config.node, "jsonOp")?;
             Ok(true)
         }
         "ReplacementTransformer" => {
