@@ -237,6 +237,7 @@ impl Builder {
         k: &Kustomization,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
+        crate::openapi::apply(k, &mut self.ctx)?;
         let mut entries = k.string_list("bases")?;
         entries.extend(k.string_list("resources")?);
         for entry in entries {

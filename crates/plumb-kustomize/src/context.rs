@@ -11,6 +11,8 @@ pub struct Context {
     /// The builtin schema, copied only when a kustomization extends it (`crds:`, `openapi:`),
     /// so that many builds in parallel share one table.
     pub schema: Cow<'static, Schema>,
+    /// Whether a kustomization's `openapi:` chose the schema (the outermost choice wins).
+    pub schema_chosen: bool,
 }
 
 impl Context {
@@ -18,6 +20,7 @@ impl Context {
         Context {
             options,
             schema: Cow::Borrowed(Schema::builtin()),
+            schema_chosen: false,
         }
     }
 

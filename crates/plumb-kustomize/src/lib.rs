@@ -19,6 +19,7 @@ pub mod fieldspec;
 pub mod generate;
 pub mod kustomization;
 pub mod loader;
+pub mod openapi;
 pub mod patch;
 pub mod resource;
 pub mod schema;
