@@ -65,7 +65,12 @@ pub fn run_configs(
         let kind = match builtin::builtin_kind(config)? {
             "ConfigMapGenerator" => GeneratedKind::ConfigMap,
             "SecretGenerator" => GeneratedKind::Secret,
-            _ => return Err(builtin::not_supported(config)),
+            _ => {
+                if builtin::run_generator(config, list)? {
+                    continue;
+                }
+                return Err(builtin::not_supported(config));
+            }
         };
         let file = config
             .node

@@ -168,6 +168,52 @@ pub fn run_transformer(
     }
 }
 
+/// Runs one generator configuration that is not a ConfigMap or Secret generator (those live in
+/// [`crate::generate`]). Returns `Ok(false)` for a builtin this module does not run.
+pub fn run_generator(config: &Resource, list: &mut ResourceList) -> Result<bool, KustomizeError> {
+    match builtin_kind(config)? {
+        "IAMPolicyGenerator" => {
+            list.append(iam_service_account(config)?)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// kustomize's IAMPolicyGenerator: a Kubernetes ServiceAccount bound to a cloud service
+/// account through Workload Identity (GKE is the only cloud kustomize supports).
+fn iam_service_account(config: &Resource) -> Result<Resource, KustomizeError> {
+    let cloud = text(config, "cloud");
+    if cloud != "gke" {
+        return Err(KustomizeError::Other(format!(
+            "IAMPolicyGenerator {}: cloud provider {cloud:?} is not supported (only gke)",
+            config.name()
+        )));
+    }
+    let at = |path: &[&str]| config.node.str_at(path).unwrap_or("").to_string();
+    let mut metadata = Node::mapping();
+    metadata.set("name", Node::string(at(&["kubernetesService", "name"])));
+    let namespace = at(&["kubernetesService", "namespace"]);
+    if !namespace.is_empty() {
+        metadata.set("namespace", Node::string(namespace));
+    }
+    let mut annotations = Node::mapping();
+    annotations.set(
+        "iam.gke.io/gcp-service-account",
+        Node::string(format!(
+            "{}@{}.iam.gserviceaccount.com",
+            at(&["serviceAccount", "name"]),
+            at(&["serviceAccount", "projectId"])
+        )),
+    );
+    metadata.set("annotations", annotations);
+    let mut sa = Node::mapping();
+    sa.set("apiVersion", Node::string("v1"));
+    sa.set("kind", Node::string("ServiceAccount"));
+    sa.set("metadata", metadata);
+    Ok(Resource::new(sa))
+}
+
 /// The error for a builtin plugin plumb does not run.
 pub fn not_supported(config: &Resource) -> KustomizeError {
     KustomizeError::Unsupported(format!(
