@@ -57,8 +57,16 @@ pub fn run(
     for i in 0..list.resources.len() {
         let r = &mut list.resources[i];
         let gvk = r.gvk();
+        // kustomize records every resource's id before this transformer, cluster-scoped ones
+        // and unchanged ones included: name references then see them as renamed candidates
+        // (with kustomize-ref: a ClusterRoleBinding keeps naming its own, unsuffixed
+        // ClusterRole only when a namespace transformer ran above both).
+        let before = r.id();
+        r.previous_ids.push(before);
         if is_namespaced(ctx, r.api_version(), r.kind()) {
-            r.set_namespace(&namespace);
+            if let Some(meta) = r.node.ensure_mapping("metadata") {
+                meta.set("namespace", Node::string(namespace.as_str()));
+            }
         }
         let is_binding = matches!(gvk.kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
         if is_binding {
@@ -66,7 +74,6 @@ pub fn run(
         }
         // Only a core Namespace is renamed: other kinds called Namespace keep their names.
         let core = r.api_version() == "v1";
-        let before = r.id();
         for fs in &specs {
             let path = fs.path_string();
             if !fs.selects(&gvk)
@@ -80,9 +87,6 @@ pub fn run(
             fs.apply(&mut r.node, Create::Scalar, &mut |leaf| {
                 set_scalar(leaf, &namespace, &path)
             })?;
-        }
-        if r.id() != before {
-            r.previous_ids.push(before);
         }
         let id = r.id();
         if list.resources.iter().filter(|o| o.id() == id).count() > 1 {
