@@ -95,7 +95,8 @@ pub fn build_kustomization(
     transform::name_reference::run(&mut list, &config.name_reference, &builder.ctx)?;
     // Vars read objects in their final state: this stays after hashes and name references.
     crate::vars::resolve(&mut list, &builder.vars, &config.var_reference)?;
-    transform::build_annotations::finalize(&mut list.resources);
+    let meta = transform::build_annotations::BuildMetadata::of(top);
+    transform::build_annotations::finalize(&mut list.resources, &meta);
     // The kustomization's sortOptions win over the command line's --reorder.
     let sort = match (top.field("sortOptions"), options.reorder) {
         (Some(_), _) => sort_options(top)?,
@@ -255,8 +256,25 @@ impl Builder {
         // Generators run before components (kustomize since PR 5170), so a component transforms
         // what its kustomization generated.
         let generator_configs = self.plugin_configs(k, "generators")?;
+        let before = list.resources.len();
         crate::generate::run(k, list, &self.ctx)?;
-        crate::generate::run_configs(k, &generator_configs, list, &self.ctx)?;
+        for r in &mut list.resources[before..] {
+            let kind = if r.kind() == "Secret" {
+                "SecretGenerator"
+            } else {
+                "ConfigMapGenerator"
+            };
+            r.origin
+                .get_or_insert_with(|| crate::resource::Origin::builtin(&k.path, kind));
+        }
+        for config in &generator_configs {
+            let before = list.resources.len();
+            crate::generate::run_configs(k, std::slice::from_ref(config), list, &self.ctx)?;
+            let origin = transform::build_annotations::plugin_origin(config, &k.path);
+            for r in &mut list.resources[before..] {
+                r.origin.get_or_insert_with(|| origin.clone());
+            }
+        }
         for entry in k.string_list("components")? {
             self.apply_component(k.dir(), &entry, list)
                 .map_err(|e| KustomizeError::Other(format!("accumulating components: {e}")))?;
@@ -300,27 +318,63 @@ impl Builder {
     ) -> Result<(), KustomizeError> {
         let transformer_configs = self.plugin_configs(k, "transformers")?;
         let ctx = &self.ctx;
-        // Generators ran in accumulate_target, before components.
-        // Transformers, in kustomize's fixed order:
-        //   patchesStrategicMerge, patches, namespace, namePrefix/nameSuffix, labels and
-        //   commonLabels, commonAnnotations, patchesJson6902, replicas, images, replacements,
-        //   then the kustomization's own `transformers:`.
-        let _ = ctx;
         let config = self.configs.last().cloned().unwrap_or_default();
+        // Each builtin a field configures, for buildMetadata's transformer annotations: it is
+        // recorded on every resource present when it ran.
+        let record = |list: &mut ResourceList, kind: &str, times: usize| {
+            for r in &mut list.resources {
+                for _ in 0..times {
+                    r.transformations
+                        .push(crate::resource::Origin::builtin(&k.path, kind));
+                }
+            }
+        };
+        let count = |field: &str| match k.field(field) {
+            None => 0,
+            Some(n) => n.as_sequence().map_or(1, Vec::len),
+        };
+        // Generators ran in accumulate_target, before components. Transformers, in
+        // kustomize's fixed order, then the kustomization's own `transformers:`.
         transform::patches::patches_strategic_merge(k, list, ctx)?;
+        record(
+            list,
+            "PatchStrategicMergeTransformer",
+            count("patchesStrategicMerge").min(1),
+        );
         transform::patches::patches(k, list, ctx)?;
+        record(list, "PatchTransformer", count("patches"));
         transform::namespace::run(k, list, ctx, &config)?;
+        record(list, "NamespaceTransformer", count("namespace"));
         transform::name_prefix_suffix::run(k, list, &config.name_prefix, &config.name_suffix)?;
+        record(list, "PrefixTransformer", count("namePrefix"));
+        record(list, "SuffixTransformer", count("nameSuffix"));
         transform::labels::run(k, list, ctx, &config)?;
+        record(
+            list,
+            "LabelTransformer",
+            count("labels") + count("commonLabels").min(1),
+        );
         transform::annotations::run(k, list, ctx, &config)?;
+        record(
+            list,
+            "AnnotationsTransformer",
+            count("commonAnnotations").min(1),
+        );
         transform::patches::patches_json6902(k, list, ctx)?;
+        record(list, "PatchJson6902Transformer", count("patchesJson6902"));
         transform::replicas::run(k, list, ctx, &config)?;
+        record(list, "ReplicaCountTransformer", count("replicas"));
         transform::images::run(k, list, ctx, &config)?;
-        // After images, before the kustomization's own `transformers:`.
+        record(list, "ImageTagTransformer", count("images"));
         transform::replacements::run(k, list, ctx)?;
+        record(list, "ReplacementTransformer", count("replacements").min(1));
         for config in &transformer_configs {
             if !transform::builtin::run_transformer(config, list, k, ctx)? {
                 return Err(transform::builtin::not_supported(config));
+            }
+            let origin = transform::build_annotations::plugin_origin(config, &k.path);
+            for r in &mut list.resources {
+                r.transformations.push(origin.clone());
             }
         }
         Ok(())
@@ -415,6 +469,9 @@ pub fn read_resources(path: &Path) -> Result<Vec<Resource>, KustomizeError> {
     let mut out = Vec::new();
     for doc in docs {
         push_resource(doc, path, &mut out)?;
+    }
+    for r in &mut out {
+        r.origin = Some(crate::resource::Origin::File(loader::absolute(path)));
     }
     let mut seen = HashSet::new();
     for r in &out {

@@ -96,6 +96,36 @@ pub struct Resource {
     pub needs_hash: bool,
     /// For generated resources: `create`, `merge` or `replace`.
     pub behavior: Option<String>,
+    /// Where the resource came from (`buildMetadata: [originAnnotations]`).
+    pub origin: Option<Origin>,
+    /// The transformers that ran over it (`buildMetadata: [transformerAnnotations]`).
+    pub transformations: Vec<Origin>,
+}
+
+/// Where a resource, or a transformer that changed it, was configured: a file the resource
+/// was read from, or the file that configured a builtin plugin and the plugin itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File(std::path::PathBuf),
+    Plugin {
+        configured_in: std::path::PathBuf,
+        kind: String,
+        /// The plugin configuration's `metadata.name` and `metadata.namespace`, when given.
+        name: String,
+        namespace: String,
+    },
+}
+
+impl Origin {
+    /// A builtin plugin configured by a kustomization field.
+    pub fn builtin(configured_in: &std::path::Path, kind: &str) -> Origin {
+        Origin::Plugin {
+            configured_in: configured_in.to_path_buf(),
+            kind: kind.to_string(),
+            name: String::new(),
+            namespace: String::new(),
+        }
+    }
 }
 
 impl Resource {
@@ -107,6 +137,8 @@ impl Resource {
             suffixes: Vec::new(),
             needs_hash: false,
             behavior: None,
+            origin: None,
+            transformations: Vec::new(),
         }
     }
 

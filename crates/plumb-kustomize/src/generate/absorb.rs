@@ -50,6 +50,13 @@ pub fn absorb(
             }
             // Either side turning the hash off keeps it off.
             res.needs_hash &= old.needs_hash;
+            // The resource stays the one first accumulated: what the build knows about it
+            // (earlier names, prefixes, origin, transformers) carries over.
+            res.previous_ids = old.previous_ids.clone();
+            res.prefixes = old.prefixes.clone();
+            res.suffixes = old.suffixes.clone();
+            res.origin = old.origin.clone();
+            res.transformations = old.transformations.clone();
             list.resources[*index] = res;
             Ok(())
         }
