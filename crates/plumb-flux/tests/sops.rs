@@ -269,3 +269,16 @@ fn metadata_without_age_names_what_it_has() {
         "{err:?}"
     );
 }
+
+#[test]
+fn the_homelab_example_secret_decrypts_with_its_test_key() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
+    let path = root.join("apps/wave-1/backup/s3-credentials.sops.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = &docs("s3-credentials.sops.yaml", &text)[0];
+    assert!(is_encrypted(doc));
+    let keys = AgeKeys::from_file(&root.join("age.agekey")).unwrap();
+    let plain = to_json(&decrypt_document(doc, &keys).unwrap()).unwrap();
+    assert_eq!(plain["stringData"]["ACCESS_KEY_ID"], "homelab-backup");
+    assert_eq!(plain["metadata"]["namespace"], "backup");
+}
