@@ -606,7 +606,8 @@ fn register(
     helm_releases: &mut Vec<(HelmRelease, String)>,
     found_sources: &mut Vec<(Source, String)>,
 ) {
-    let parent_key = nodes[i].ks.key();
+    // The synthetic root is named by its chain entry (`entry clusters/dev`), not `/path`.
+    let parent_key = nodes[i].chain.last().cloned().unwrap_or_default();
     let parent_chain = nodes[i].chain.clone();
     let mut late = Vec::new();
     for object in &built.objects {
