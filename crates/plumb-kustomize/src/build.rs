@@ -127,6 +127,37 @@ pub fn build_yaml(dir: &Path, options: &BuildOptions) -> Result<String, Kustomiz
     build(dir, options)?.to_yaml()
 }
 
+/// Fields plumb will not act on: refused with the file and line, never skipped.
+fn refuse_unsupported(k: &Kustomization) -> Result<(), KustomizeError> {
+    const UNSUPPORTED: &[(&str, &str)] = &[
+        ("helmCharts", "plumb does not render Helm charts in a kustomization; render the chart into the repository, or let Flux's helm-controller install it with a HelmRelease"),
+        ("helmChartInflationGenerator", "plumb does not render Helm charts in a kustomization"),
+        ("helmGlobals", "plumb does not render Helm charts in a kustomization"),
+        ("validators", "plumb does not run validator plugins"),
+    ];
+    for (field, why) in UNSUPPORTED {
+        let Some(node) = k.field(field) else {
+            continue;
+        };
+        let empty = node.as_sequence().is_some_and(Vec::is_empty)
+            || node.as_mapping().is_some_and(Vec::is_empty);
+        if empty {
+            continue;
+        }
+        let line = k
+            .node
+            .get_key(field)
+            .and_then(|key| key.span.as_ref())
+            .map(|s| format!(":{}", s.location().line))
+            .unwrap_or_default();
+        return Err(KustomizeError::Unsupported(format!(
+            "{}{line}: {field}: {why}",
+            k.path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Kinds to put first and last in legacy order.
 type KindOrder = (Vec<String>, Vec<String>);
 
@@ -238,6 +269,7 @@ impl Builder {
         k: &Kustomization,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
+        refuse_unsupported(k)?;
         crate::openapi::apply(k, &mut self.ctx)?;
         let mut entries = k.string_list("bases")?;
         entries.extend(k.string_list("resources")?);

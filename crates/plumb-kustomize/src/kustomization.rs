@@ -2,6 +2,7 @@
 //! names and types.
 
 use crate::error::KustomizeError;
+use crate::transform::values;
 use plumb_yaml::{Node, NodeKind};
 use std::path::{Path, PathBuf};
 
@@ -131,21 +132,13 @@ impl Kustomization {
             return Ok(Vec::new());
         }
         let Some(items) = node.as_sequence() else {
-            return Err(invalid(
-                &self.path,
-                node,
-                format!("field {field:?} must be a list of strings"),
-            ));
+            return Err(values::type_error(self, node, field, "[]string"));
         };
         items
             .iter()
-            .map(|item| match &item.kind {
-                NodeKind::Scalar(s) => Ok(s.value.clone()),
-                _ => Err(invalid(
-                    &self.path,
-                    item,
-                    format!("field {field:?} must be a list of strings"),
-                )),
+            .map(|item| match (&item.kind, values::json_type(item)) {
+                (NodeKind::Scalar(s), "string") => Ok(s.value.clone()),
+                _ => Err(values::type_error(self, item, field, "string")),
             })
             .collect()
     }

@@ -207,3 +207,73 @@ fn chdir_flag_runs_in_that_directory() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("name: here"));
 }
+
+/// Each malformed or unsupported kustomization fails with kustomize's meaning, the file (and
+/// line where kustomize's decoder would know it) and exit status 2; nothing is printed on stdout.
+#[test]
+fn malformed_kustomizations_fail_with_kustomize_meaning() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
+    let cases: &[(&str, &[(&str, &str)], &[&str])] = &[
+        (
+            "wrong type",
+            &[("kustomization.yaml", "resources: foo\n")],
+            &[
+                "cannot unmarshal string into Go struct field Kustomization.resources of type []string",
+                "kustomization.yaml:1",
+            ],
+        ),
+        (
+            "object for a string",
+            &[("kustomization.yaml", "resources: []\nnamePrefix:\n  a: b\n")],
+            &["Kustomization.namePrefix of type string", "kustomization.yaml:3"],
+        ),
+        (
+            "patch matching nothing",
+            &[
+                ("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- patch: |-\n    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: missing\n"),
+                ("cm.yaml", cm),
+            ],
+            &["no resource matches strategic merge patch", "missing"],
+        ),
+        (
+            "cycle",
+            &[("kustomization.yaml", "resources:\n- sub\n"), ("sub/kustomization.yaml", "resources:\n- ..\n")],
+            &["cycle detected"],
+        ),
+        (
+            "helm chart",
+            &[("kustomization.yaml", "resources: []\nhelmCharts:\n- name: podinfo\n  version: 6.7.1\n")],
+            &["kustomization.yaml:2: helmCharts", "does not render Helm charts"],
+        ),
+        (
+            "exec plugin",
+            &[
+                ("kustomization.yaml", "transformers:\n- t.yaml\n"),
+                ("t.yaml", "apiVersion: example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n"),
+            ],
+            &["example.com/v1/ChartInflator", "exec and Go plugins are not run"],
+        ),
+        (
+            "remote resource",
+            &[("kustomization.yaml", "resources:\n- https://github.com/org/repo//base?ref=v1\n")],
+            &["remote resource", "plumb builds offline"],
+        ),
+    ];
+    for (name, files, expected) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        for (path, text) in *files {
+            write(tmp.path(), path, text);
+        }
+        let out = plumb()
+            .args(["kustomize", "build"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        for want in *expected {
+            assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+        }
+    }
+}

@@ -6,7 +6,7 @@
 use crate::build::ResourceList;
 use crate::error::KustomizeError;
 use crate::fieldspec::{Create, FieldSpec};
-use crate::kustomization::{invalid, Kustomization};
+use crate::kustomization::Kustomization;
 use crate::resource::Gvk;
 use plumb_yaml::{Node, NodeKind};
 
@@ -44,13 +44,10 @@ pub fn run(
         // (possibly empty) prefixes and suffixes each resource went through tell name
         // references which of several same-named objects a referrer was built with.
         let affix = match k.field(field) {
-            None => "",
-            Some(node) => match node.scalar_value().filter(|_| !node.is_mapping()) {
-                Some(a) => a,
-                None => return Err(invalid(&k.path, node, format!("{field} must be a string"))),
-            },
+            None => String::new(),
+            Some(node) => crate::transform::values::string(k, node, field)?,
         };
-        apply(list, affix, end, specs)?;
+        apply(list, &affix, end, specs)?;
     }
     Ok(())
 }

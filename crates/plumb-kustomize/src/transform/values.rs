@@ -9,7 +9,7 @@ use plumb_yaml::resolve::{resolve, Resolved, Schema};
 use plumb_yaml::{Node, NodeKind};
 
 /// What Go's JSON decoder calls a value's type in its errors.
-fn json_type(node: &Node) -> &'static str {
+pub(crate) fn json_type(node: &Node) -> &'static str {
     match &node.kind {
         NodeKind::Mapping(_) => "object",
         NodeKind::Sequence(_) => "array",
@@ -23,7 +23,12 @@ fn json_type(node: &Node) -> &'static str {
     }
 }
 
-fn type_error(k: &Kustomization, node: &Node, field: &str, want: &str) -> KustomizeError {
+pub(crate) fn type_error(
+    k: &Kustomization,
+    node: &Node,
+    field: &str,
+    want: &str,
+) -> KustomizeError {
     invalid(
         &k.path,
         node,
