@@ -208,12 +208,19 @@ fn chdir_flag_runs_in_that_directory() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("name: here"));
 }
 
+/// A named case: files to write, and what the error must contain.
+type Case = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
 /// Each malformed or unsupported kustomization fails with kustomize's meaning, the file (and
 /// line where kustomize's decoder would know it) and exit status 2; nothing is printed on stdout.
 #[test]
 fn malformed_kustomizations_fail_with_kustomize_meaning() {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
-    let cases: &[(&str, &[(&str, &str)], &[&str])] = &[
+    let cases: &[Case] = &[
         (
             "wrong type",
             &[("kustomization.yaml", "resources: foo\n")],
