@@ -219,7 +219,7 @@ type Case = (
 /// line where kustomize's decoder would know it) and exit status 2; nothing is printed on stdout.
 #[test]
 fn malformed_kustomizations_fail_with_kustomize_meaning() {
-    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
     let cases: &[Case] = &[
         (
             "wrong type",
@@ -238,7 +238,7 @@ fn malformed_kustomizations_fail_with_kustomize_meaning() {
             "patch matching nothing",
             &[
                 ("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- patch: |-\n    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: missing\n"),
-                ("cm.yaml", cm),
+                ("cm.yaml", CM),
             ],
             &["no resource matches strategic merge patch", "missing"],
         ),
