@@ -1,8 +1,10 @@
 //! The Flux model for plumb: what kustomize-controller does to a repository beyond kustomize.
 //!
-//! For now this is [`varsub`], Flux's postBuild variable substitution (`${VAR}`, defaults and
-//! the bash-like string operators) implemented to give the same text, and the same failures,
-//! as the controller.
+//! [`build::build_repository`] finds every Flux Kustomization reachable from each entry path
+//! and builds it as the controller would ([`generate`]: the generated or amended
+//! kustomization; [`postbuild`]: substitution; [`source`]: sources as local directories;
+//! [`model`]: typed views of Flux objects). [`varsub`] is Flux's envsubst, implemented to give
+//! the same text, and the same failures, as the controller.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -13,5 +15,14 @@
 //! assert_eq!(out, "host: prod-eu.example.com # $HOME stays");
 //! ```
 
+pub mod build;
+pub mod config;
+pub mod diagnostic;
+pub mod generate;
+pub mod graph;
+pub mod model;
+pub mod postbuild;
 pub mod sops;
+pub mod source;
 pub mod varsub;
+pub mod yaml_json;

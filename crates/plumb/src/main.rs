@@ -41,6 +41,10 @@ pub enum Color {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Build every Flux Kustomization reachable from the entry paths, as the cluster will.
+    Build(cmd::build::BuildArgs),
+    /// The reconciliation graph: sources, Kustomizations, HelmReleases, dependsOn and waves.
+    Graph(cmd::graph::GraphArgs),
     /// kustomize-compatible commands.
     #[command(subcommand)]
     Kustomize(cmd::kustomize::KustomizeCommand),
@@ -85,6 +89,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Build(args) => cmd::build::run(args),
+        Command::Graph(args) => cmd::graph::run(args),
         Command::Kustomize(c) => cmd::kustomize::run(c),
         Command::State(args) => cmd::state::run(args),
         Command::Completions { shell } => {

@@ -1,0 +1,196 @@
+//! `.plumb.yaml` at the repository root: the part `plumb build` reads (`clusters:` entry paths
+//! and `sources:` that map Flux sources to local directories).
+//!
+//! The other top-level keys belong to `plumb check`; they are accepted here and ignored, and an
+//! unknown key is an error that names the closest valid one.
+
+use plumb_yaml::Node;
+use std::path::{Path, PathBuf};
+
+/// The file name, at the repository root.
+pub const FILE_NAME: &str = ".plumb.yaml";
+
+/// Every top-level key `.plumb.yaml` may have.
+pub const KNOWN_KEYS: &[&str] = &[
+    "clusters",
+    "sources",
+    "kubernetesVersion",
+    "runtimeCRDs",
+    "placeholders",
+    "invariants",
+    "overlays",
+    "rules",
+];
+
+/// A Flux source read from a local directory instead of its remote artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceMapping {
+    /// `GitRepository`, `OCIRepository`, `Bucket`, `ExternalArtifact`; `None` matches any kind.
+    pub kind: Option<String>,
+    /// `None` matches any namespace.
+    pub namespace: Option<String>,
+    pub name: String,
+    /// The directory holding the source's tree, relative to the repository root.
+    pub path: PathBuf,
+}
+
+impl SourceMapping {
+    /// Whether this mapping is for the source `kind` `namespace`/`name`.
+    pub fn matches(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        self.name == name
+            && self.kind.as_deref().is_none_or(|k| k == kind)
+            && self.namespace.as_deref().is_none_or(|n| n == namespace)
+    }
+}
+
+/// What `plumb build` reads from `.plumb.yaml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Entry paths, relative to the repository root.
+    pub clusters: Vec<String>,
+    pub sources: Vec<SourceMapping>,
+}
+
+/// A `.plumb.yaml` that cannot be used, with where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {message}", path.display())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl Config {
+    /// Reads `<repo>/.plumb.yaml`; no file is an empty configuration.
+    pub fn load(repo: &Path) -> Result<Config, ConfigError> {
+        let path = repo.join(FILE_NAME);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(ConfigError {
+                path,
+                line: 0,
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let fail = |node: Option<&Node>, message: String| ConfigError {
+            path: path.to_path_buf(),
+            line: node
+                .and_then(|n| n.span.as_ref())
+                .map_or(0, |s| s.location().line),
+            message,
+        };
+        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            line: e.location.line,
+            message: e.message.clone(),
+        })?;
+        let mut config = Config::default();
+        let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
+            return Ok(config);
+        };
+        let Some(entries) = root.as_mapping() else {
+            return Err(fail(Some(&root), "expected a mapping of settings".into()));
+        };
+        for (key, value) in entries {
+            let name = key.scalar_value().unwrap_or("");
+            if !KNOWN_KEYS.contains(&name) {
+                let hint = plumb_kustomize::kustomization::closest(name, KNOWN_KEYS)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_else(|| format!("; valid keys: {}", KNOWN_KEYS.join(", ")));
+                return Err(fail(Some(key), format!("unknown key `{name}`{hint}")));
+            }
+            match name {
+                "clusters" => {
+                    config.clusters = string_list(value).ok_or_else(|| {
+                        fail(Some(value), "`clusters` must be a list of paths".into())
+                    })?
+                }
+                "sources" => {
+                    let items = value.as_sequence().ok_or_else(|| {
+                        fail(Some(value), "`sources` must be a list of mappings".into())
+                    })?;
+                    for item in items {
+                        config
+                            .sources
+                            .push(source_mapping(item).map_err(|m| fail(Some(item), m))?);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(config)
+    }
+}
+
+fn string_list(node: &Node) -> Option<Vec<String>> {
+    if node.is_null() {
+        return Some(Vec::new());
+    }
+    node.as_sequence()?
+        .iter()
+        .map(|n| n.scalar_value().map(str::to_string))
+        .collect()
+}
+
+fn source_mapping(item: &Node) -> Result<SourceMapping, String> {
+    const KEYS: &[&str] = &["kind", "namespace", "name", "path"];
+    let Some(entries) = item.as_mapping() else {
+        return Err(
+            "a source is a mapping with `name`, `path` and optional `kind`, `namespace`".into(),
+        );
+    };
+    for (key, _) in entries {
+        let k = key.scalar_value().unwrap_or("");
+        if !KEYS.contains(&k) {
+            let hint = plumb_kustomize::kustomization::closest(k, KEYS)
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return Err(format!("unknown key `{k}` in a source{hint}"));
+        }
+    }
+    let name = item
+        .str_at(&["name"])
+        .ok_or("a source needs a `name`")?
+        .to_string();
+    let path = item
+        .str_at(&["path"])
+        .ok_or("a source needs a `path` (its directory in this repository)")?;
+    Ok(SourceMapping {
+        kind: item.str_at(&["kind"]).map(str::to_string),
+        namespace: item.str_at(&["namespace"]).map(str::to_string),
+        name,
+        path: PathBuf::from(crate::source::clean_relative(path)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_clusters_and_sources() {
+        let c = Config::parse(
+            Path::new(".plumb.yaml"),
+            "clusters: [clusters/dev, clusters/prod]\nsources:\n- kind: OCIRepository\n  name: platform\n  path: ./deploy/\nrules: {}\n",
+        )
+        .unwrap();
+        assert_eq!(c.clusters, vec!["clusters/dev", "clusters/prod"]);
+        assert_eq!(c.sources[0].path, PathBuf::from("deploy"));
+        assert!(c.sources[0].matches("OCIRepository", "flux-system", "platform"));
+        assert!(!c.sources[0].matches("GitRepository", "flux-system", "platform"));
+    }
+
+    #[test]
+    fn unknown_key_names_the_closest() {
+        let err =
+            Config::parse(Path::new(".plumb.yaml"), "clusters: []\nsoruces: []\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ".plumb.yaml:2: unknown key `soruces`; did you mean `sources`?"
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! Build diagnostics: what went wrong, where in which file, and through which chain of Flux
+//! Kustomizations the object was reached. A build never stops at the first problem; every
+//! Kustomization reports its own.
+
+use plumb_yaml::Node;
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// One problem found while building.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    /// The file the problem is in, relative to the repository root when it is inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The Kustomizations from the entry down to the one being built (`ns/name`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            chain: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn warning(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(message)
+        }
+    }
+
+    /// Points at `node`'s text, when it came from a file.
+    pub fn at(mut self, node: Option<&Node>) -> Diagnostic {
+        if let Some(span) = node.and_then(|n| n.span.as_ref()) {
+            let loc = span.location();
+            self.file = Some(span.file.path().to_path_buf());
+            self.line = Some(small(loc.line));
+            self.column = Some(small(loc.column));
+        }
+        self
+    }
+
+    /// Points at a file without a position, unless a position is known already.
+    pub fn in_file(mut self, file: &Path) -> Diagnostic {
+        if self.file.is_none() {
+            self.file = Some(file.to_path_buf());
+        }
+        self
+    }
+
+    pub fn at_line(mut self, file: &Path, line: usize, column: usize) -> Diagnostic {
+        self.file = Some(file.to_path_buf());
+        self.line = Some(small(line));
+        self.column = Some(small(column));
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_chain(mut self, chain: &[String]) -> Diagnostic {
+        if self.chain.is_empty() {
+            self.chain = chain.to_vec();
+        }
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Makes the file path relative to `root` when it is inside it, so output does not depend
+    /// on where the repository is checked out.
+    pub fn relative_to(mut self, root: &Path) -> Diagnostic {
+        if let Some(file) = &self.file {
+            if let Ok(rel) = file.strip_prefix(root) {
+                self.file = Some(rel.to_path_buf());
+            }
+        }
+        self
+    }
+}
+
+/// Lines and columns are kept small so a diagnostic stays cheap to move around.
+fn small(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl fmt::Display for Diagnostic {
+    /// `error: message`, then `  --> file:line:col`, the chain and the help, one per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{level}: {}", self.message)?;
+        if let Some(file) = &self.file {
+            write!(f, "\n  --> {}", file.display())?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+                if let Some(column) = self.column {
+                    write!(f, ":{column}")?;
+                }
+            }
+        }
+        if !self.chain.is_empty() {
+            write!(f, "\n  = via: {}", self.chain.join(" → "))?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A kustomize error as a diagnostic, pointing at the file and line it names when it names one.
+pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
+    use plumb_kustomize::KustomizeError as K;
+    let d = Diagnostic::error(format!("kustomize build failed: {err}"));
+    let mut cur = err;
+    loop {
+        match cur {
+            K::Accumulating { source, .. } => cur = source,
+            K::MalformedYaml(y) => {
+                return d.at_line(&y.path, y.location.line, y.location.column);
+            }
+            K::InvalidKustomization { path, line, .. } => {
+                return match line {
+                    Some(l) => d.at_line(path, *l, 1),
+                    None => d.in_file(path),
+                };
+            }
+            K::Io { path, .. } => return d.in_file(path),
+            K::MissingKustomization(p) | K::Cycle(p) | K::MultipleKustomizations(p) => {
+                return d.in_file(p)
+            }
+            _ => return d,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The kustomization kustomize-controller builds for a Flux Kustomization (fluxcd/pkg
+//! `kustomize_generator.go`): the directory's own `kustomization.yaml`, or one generated from
+//! the manifests found under the directory when it has none; then the spec fields
+//! `targetNamespace`, `namePrefix`, `nameSuffix`, `patches`, `images` and `components` written
+//! into it as an overlay. The result is a kustomization value handed to the kustomize engine.
+
+use crate::diagnostic::{self, Diagnostic};
+use crate::model::FluxKustomization;
+use plumb_kustomize::Kustomization;
+use plumb_yaml::Node;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The file names kustomize recognises, in its order.
+pub const KUSTOMIZATION_FILES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Names source-controller leaves out of every artifact (its default ignore rules), so Flux
+/// never sees them when it scans a directory.
+const IGNORED_NAMES: &[&str] = &[
+    ".git",
+    ".hg",
+    ".bzr",
+    ".svn",
+    ".github",
+    ".circleci",
+    ".travis.yml",
+    ".gitlab-ci.yml",
+    "appveyor.yml",
+    ".drone.yml",
+    "cloudbuild.yaml",
+    "codeship-services.yml",
+    "codeship-steps.yml",
+    ".goreleaser.yml",
+    ".sops.yaml",
+    ".flux.yaml",
+];
+
+/// The kustomization file in `dir`, if it has one.
+pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
+    KUSTOMIZATION_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+}
+
+/// The kustomization Flux builds for `dir`, with `ks`'s spec fields applied when given.
+pub fn kustomization_for(
+    dir: &Path,
+    ks: Option<&FluxKustomization>,
+) -> Result<Kustomization, Diagnostic> {
+    let mut k = match kustomization_file(dir) {
+        Some(file) => Kustomization::load(&file).map_err(|e| diagnostic::from_kustomize(&e))?,
+        None => Kustomization {
+            path: dir.join("kustomization.yaml"),
+            node: generated(dir)?,
+        },
+    };
+    if let Some(ks) = ks {
+        apply_spec(&mut k.node, ks);
+    }
+    Ok(k)
+}
+
+/// A kustomization listing every manifest under `dir`: YAML files, and subdirectories that have
+/// their own kustomization (which are not descended into), in path order.
+fn generated(dir: &Path) -> Result<Node, Diagnostic> {
+    let mut resources = Vec::new();
+    scan(dir, dir, &mut resources)?;
+    let mut node = Node::mapping();
+    node.set(
+        "apiVersion",
+        Node::string("kustomize.config.k8s.io/v1beta1"),
+    );
+    node.set("kind", Node::string("Kustomization"));
+    node.set(
+        "resources",
+        Node::sequence(resources.into_iter().map(Node::string).collect()),
+    );
+    Ok(node)
+}
+
+fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
+    let read_err =
+        |e: std::io::Error| Diagnostic::error(format!("cannot read directory: {e}")).in_file(dir);
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(read_err)?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if IGNORED_NAMES.contains(&name.as_ref()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel = || {
+            format!(
+                "./{}",
+                path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
+            )
+        };
+        if path.is_dir() {
+            if kustomization_file(&path).is_some() {
+                out.push(rel());
+            } else {
+                scan(base, &path, out)?;
+            }
+            continue;
+        }
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext != "yaml" && ext != "yml" {
+            continue;
+        }
+        check_manifest(&path)?;
+        out.push(rel());
+    }
+    Ok(())
+}
+
+/// Flux refuses to generate a kustomization over a YAML file that is not Kubernetes objects.
+fn check_manifest(path: &Path) -> Result<(), Diagnostic> {
+    let fail = |message: String| {
+        Diagnostic::error(format!(
+            "failed to decode Kubernetes YAML from {}: {message}",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()).in_file(path))?;
+    let docs = plumb_yaml::parse_documents(path, &text).map_err(|e| {
+        fail(e.message.clone()).at_line(&e.path, e.location.line, e.location.column)
+    })?;
+    for doc in &docs {
+        if doc.is_null() || doc.as_mapping().is_some_and(Vec::is_empty) {
+            continue;
+        }
+        if !doc.is_mapping() {
+            return Err(fail("a document is not a mapping".into()).at(Some(doc)));
+        }
+        if doc.str_at(&["kind"]).is_none_or(str::is_empty) {
+            return Err(fail("missing kind".into()).at(Some(doc)));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `ks`'s spec fields into the kustomization, as Flux does before building.
+pub fn apply_spec(node: &mut Node, ks: &FluxKustomization) {
+    match ks.target_namespace.as_deref() {
+        Some("") => {
+            node.remove("namespace");
+        }
+        Some(ns) => node.set("namespace", Node::string(ns)),
+        None => {}
+    }
+    if let Some(prefix) = &ks.name_prefix {
+        node.set("namePrefix", Node::string(prefix.clone()));
+    }
+    if let Some(suffix) = &ks.name_suffix {
+        node.set("nameSuffix", Node::string(suffix.clone()));
+    }
+    if !ks.patches.is_empty() {
+        let mut patches = existing_list(node, "patches");
+        for p in &ks.patches {
+            let mut patch = serde_json::Map::new();
+            if let Some(text) = p.get("patch") {
+                patch.insert("patch".into(), text.clone());
+            }
+            if let Some(target) = p.get("target").filter(|t| !t.is_null()) {
+                patch.insert("target".into(), target.clone());
+            }
+            patches.push(plumb_yaml::from_json(&Value::Object(patch)));
+        }
+        node.set("patches", Node::sequence(patches));
+    }
+    if !ks.images.is_empty() {
+        let mut images = existing_list(node, "images");
+        for image in &ks.images {
+            let mut entry = serde_json::Map::new();
+            for key in ["name", "newName", "newTag", "digest"] {
+                if let Some(v) = image
+                    .get(key)
+                    .filter(|v| !v.is_null() && v != &&Value::from(""))
+                {
+                    entry.insert(key.into(), v.clone());
+                }
+            }
+            let name = image.get("name").and_then(Value::as_str);
+            let new = plumb_yaml::from_json(&Value::Object(entry));
+            match images
+                .iter_mut()
+                .find(|i| name.is_some() && i.str_at(&["name"]) == name)
+            {
+                Some(slot) => *slot = new,
+                None => images.push(new),
+            }
+        }
+        node.set("images", Node::sequence(images));
+    }
+    if !ks.components.is_empty() {
+        let mut components = existing_list(node, "components");
+        components.extend(ks.components.iter().map(|c| Node::string(c.clone())));
+        node.set("components", Node::sequence(components));
+    }
+}
+
+fn existing_list(node: &Node, key: &str) -> Vec<Node> {
+    node.get(key)
+        .and_then(Node::as_sequence)
+        .cloned()
+        .unwrap_or_default()
+}

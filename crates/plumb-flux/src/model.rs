@@ -1,0 +1,444 @@
+//! Typed views of the Flux objects a build finds: Kustomizations, sources, HelmReleases and the
+//! FluxInstance that may sync the cluster.
+//!
+//! Each view is read from the object's JSON value as the build produced it (after the parent's
+//! patches and substitution), and keeps the object's original node, when there is one, so a
+//! diagnostic can point at the text in the repository.
+
+use crate::diagnostic::Diagnostic;
+use plumb_yaml::Node;
+use serde_json::Value;
+use std::fmt;
+
+/// The API group of Flux Kustomizations.
+pub const KUSTOMIZE_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+/// The API group of Flux sources.
+pub const SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
+/// The API group of HelmReleases.
+pub const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
+/// The label or annotation that turns substitution off for one object.
+pub const SUBSTITUTE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+
+/// The group of an `apiVersion`.
+pub fn group_of(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(g, _)| g)
+}
+
+/// An object as `kind` `namespace`/`name`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectRef {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn new(kind: &str, namespace: &str, name: &str) -> ObjectRef {
+        ObjectRef {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+/// One object of a build: its value after every step, and the node it was read from.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub value: Value,
+    pub origin: Option<Node>,
+}
+
+impl Object {
+    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
+        path.iter()
+            .try_fold(&self.value, |v, k| v.get(k))
+            .and_then(Value::as_str)
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.str_at(&["apiVersion"]).unwrap_or("")
+    }
+
+    pub fn kind(&self) -> &str {
+        self.str_at(&["kind"]).unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.str_at(&["metadata", "name"]).unwrap_or("")
+    }
+
+    pub fn namespace(&self) -> &str {
+        self.str_at(&["metadata", "namespace"]).unwrap_or("")
+    }
+
+    /// The namespace the object lands in: its own, or `default` as the API server does.
+    pub fn namespace_or_default(&self) -> &str {
+        match self.namespace() {
+            "" => "default",
+            ns => ns,
+        }
+    }
+
+    pub fn group(&self) -> &str {
+        group_of(self.api_version())
+    }
+
+    /// `kind/namespace/name` (`kind//name` for an object without a namespace).
+    pub fn display_id(&self) -> String {
+        format!("{}/{}/{}", self.kind(), self.namespace(), self.name())
+    }
+
+    /// The original node under `path`, for a diagnostic's position.
+    pub fn node_at(&self, path: &[&str]) -> Option<&Node> {
+        let origin = self.origin.as_ref()?;
+        origin.get_path(path).or(Some(origin))
+    }
+
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.group() == group && self.kind() == kind
+    }
+}
+
+/// A `substituteFrom` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubstituteRef {
+    /// `ConfigMap` or `Secret`.
+    pub kind: String,
+    pub name: String,
+    pub optional: bool,
+}
+
+/// `spec.postBuild`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostBuild {
+    /// Inline variables, in the order written.
+    pub substitute: Vec<(String, String)>,
+    pub substitute_from: Vec<SubstituteRef>,
+    /// `substituteStrategy: Always`: substitute even when no variable is defined.
+    pub always: bool,
+}
+
+/// A Flux Kustomization, the fields of its spec that decide what it builds.
+#[derive(Debug, Clone)]
+pub struct FluxKustomization {
+    pub namespace: String,
+    pub name: String,
+    /// `spec.path` as written; `None` is the source's root.
+    pub path: Option<String>,
+    pub source_ref: ObjectRef,
+    /// `dependsOn`, as `namespace/name` (the namespace defaults to this one's).
+    pub depends_on: Vec<ObjectRef>,
+    pub target_namespace: Option<String>,
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    pub common_labels: Vec<(String, String)>,
+    pub common_annotations: Vec<(String, String)>,
+    /// `spec.patches` entries (`patch`, `target`).
+    pub patches: Vec<Value>,
+    /// `spec.images` entries.
+    pub images: Vec<Value>,
+    pub components: Vec<String>,
+    pub post_build: Option<PostBuild>,
+    pub suspend: bool,
+    /// The object it was read from.
+    pub object: Object,
+    /// Spec fields with the wrong type: the API server would refuse the object.
+    pub problems: Vec<Diagnostic>,
+}
+
+impl FluxKustomization {
+    pub fn id(&self) -> ObjectRef {
+        ObjectRef::new("Kustomization", &self.namespace, &self.name)
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Reads a Kustomization object.
+    pub fn from_object(object: Object) -> FluxKustomization {
+        let namespace = object.namespace_or_default().to_string();
+        let name = object.name().to_string();
+        let mut problems = Vec::new();
+        let spec = object.value.get("spec").cloned().unwrap_or(Value::Null);
+        let mut string_field = |field: &str| -> Option<String> {
+            match spec.get(field) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    problems.push(
+                        Diagnostic::error(format!("spec.{field} must be a string, not {other}"))
+                            .at(object.node_at(&["spec", field])),
+                    );
+                    None
+                }
+            }
+        };
+        let path = string_field("path");
+        let target_namespace = string_field("targetNamespace");
+        let name_prefix = string_field("namePrefix");
+        let name_suffix = string_field("nameSuffix");
+        let source = spec.get("sourceRef");
+        let str_in = |v: Option<&Value>, k: &str| {
+            v.and_then(|v| v.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let source_ref = ObjectRef {
+            kind: str_in(source, "kind").unwrap_or_default(),
+            namespace: str_in(source, "namespace").unwrap_or_else(|| namespace.clone()),
+            name: str_in(source, "name").unwrap_or_default(),
+        };
+        let list = |k: &str| -> Vec<Value> {
+            spec.get(k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let depends_on = list("dependsOn")
+            .iter()
+            .filter_map(|d| {
+                let name = d.get("name")?.as_str()?;
+                let ns = d
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&namespace);
+                Some(ObjectRef::new("Kustomization", ns, name))
+            })
+            .collect();
+        let components = list("components")
+            .iter()
+            .filter_map(|c| c.as_str().map(str::to_string))
+            .collect();
+        let pairs = |v: Option<&Value>| -> Vec<(String, String)> {
+            v.and_then(Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), scalar_text(v))).collect())
+                .unwrap_or_default()
+        };
+        let common = spec.get("commonMetadata");
+        let common_labels = pairs(common.and_then(|c| c.get("labels")));
+        let common_annotations = pairs(common.and_then(|c| c.get("annotations")));
+        let post_build = spec
+            .get("postBuild")
+            .filter(|p| !p.is_null())
+            .map(|p| read_post_build(p, &object, &mut problems));
+        let suspend = spec.get("suspend").and_then(Value::as_bool) == Some(true);
+        FluxKustomization {
+            namespace,
+            name,
+            path,
+            source_ref,
+            depends_on,
+            target_namespace,
+            name_prefix,
+            name_suffix,
+            common_labels,
+            common_annotations,
+            patches: list("patches"),
+            images: list("images"),
+            components,
+            post_build,
+            suspend,
+            object,
+            problems,
+        }
+    }
+}
+
+fn read_post_build(p: &Value, object: &Object, problems: &mut Vec<Diagnostic>) -> PostBuild {
+    let mut out = PostBuild {
+        always: p.get("substituteStrategy").and_then(Value::as_str) == Some("Always"),
+        ..PostBuild::default()
+    };
+    if let Some(map) = p.get("substitute").and_then(Value::as_object) {
+        for (k, v) in map {
+            match v {
+                Value::String(s) => out.substitute.push((k.clone(), s.clone())),
+                other => problems.push(
+                    Diagnostic::error(format!(
+                        "spec.postBuild.substitute.{k} must be a string, not {other}: the API server refuses this Kustomization"
+                    ))
+                    .at(object.node_at(&["spec", "postBuild", "substitute", k]))
+                    .with_help("quote the value"),
+                ),
+            }
+        }
+    }
+    if let Some(items) = p.get("substituteFrom").and_then(Value::as_array) {
+        for item in items {
+            out.substitute_from.push(SubstituteRef {
+                kind: item
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                name: item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                optional: item.get("optional").and_then(Value::as_bool) == Some(true),
+            });
+        }
+    }
+    out
+}
+
+/// A scalar as the text a string field would hold.
+pub fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A source object (`GitRepository`, `OCIRepository`, `HelmRepository`, `Bucket`, ...).
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub id: ObjectRef,
+    pub url: Option<String>,
+}
+
+impl Source {
+    /// The source an object is, if it is one.
+    pub fn from_object(object: &Object) -> Option<Source> {
+        if object.group() != SOURCE_GROUP {
+            return None;
+        }
+        Some(Source {
+            id: ObjectRef::new(object.kind(), object.namespace_or_default(), object.name()),
+            url: object.str_at(&["spec", "url"]).map(str::to_string),
+        })
+    }
+}
+
+/// A HelmRelease: where its chart comes from and what it waits for.
+#[derive(Debug, Clone)]
+pub struct HelmRelease {
+    pub id: ObjectRef,
+    /// `spec.chart.spec.sourceRef` or `spec.chartRef`.
+    pub chart_source: Option<ObjectRef>,
+    pub chart: Option<String>,
+    pub depends_on: Vec<ObjectRef>,
+}
+
+impl HelmRelease {
+    pub fn from_object(object: &Object) -> Option<HelmRelease> {
+        if !object.is(HELM_GROUP, "HelmRelease") {
+            return None;
+        }
+        let ns = object.namespace_or_default();
+        let spec = object.value.get("spec");
+        let reference = |v: Option<&Value>| {
+            let v = v?;
+            let kind = v.get("kind")?.as_str()?;
+            let name = v.get("name")?.as_str()?;
+            let namespace = v.get("namespace").and_then(Value::as_str).unwrap_or(ns);
+            Some(ObjectRef::new(kind, namespace, name))
+        };
+        let chart_spec = spec
+            .and_then(|s| s.get("chart"))
+            .and_then(|c| c.get("spec"));
+        let chart_source = reference(chart_spec.and_then(|c| c.get("sourceRef")))
+            .or_else(|| reference(spec.and_then(|s| s.get("chartRef"))));
+        let depends_on = spec
+            .and_then(|s| s.get("dependsOn"))
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|d| {
+                        let name = d.get("name")?.as_str()?;
+                        let namespace = d.get("namespace").and_then(Value::as_str).unwrap_or(ns);
+                        let kind = d
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .unwrap_or("HelmRelease");
+                        Some(ObjectRef::new(kind, namespace, name))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(HelmRelease {
+            id: ObjectRef::new("HelmRelease", ns, object.name()),
+            chart_source,
+            chart: chart_spec
+                .and_then(|c| c.get("chart"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            depends_on,
+        })
+    }
+}
+
+/// A FluxInstance's `spec.sync`: the source and Kustomization the Flux Operator creates.
+#[derive(Debug, Clone)]
+pub struct FluxInstanceSync {
+    pub namespace: String,
+    pub name: String,
+    pub kind: String,
+    pub url: Option<String>,
+    pub path: String,
+    pub object: Object,
+}
+
+impl FluxInstanceSync {
+    pub fn from_object(object: &Object) -> Option<FluxInstanceSync> {
+        if object.kind() != "FluxInstance" || object.group() != "fluxcd.controlplane.io" {
+            return None;
+        }
+        let sync = object.value.get("spec")?.get("sync")?;
+        let namespace = object.namespace_or_default().to_string();
+        Some(FluxInstanceSync {
+            name: sync
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or(&namespace)
+                .to_string(),
+            kind: sync
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("GitRepository")
+                .to_string(),
+            url: sync.get("url").and_then(Value::as_str).map(str::to_string),
+            path: sync
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            namespace,
+            object: object.clone(),
+        })
+    }
+
+    /// The Kustomization the operator creates for this sync.
+    pub fn kustomization(&self) -> FluxKustomization {
+        let value = serde_json::json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": {
+                "path": self.path,
+                "sourceRef": {"kind": self.kind, "name": self.name},
+            },
+        });
+        FluxKustomization::from_object(Object {
+            value,
+            origin: self.object.origin.clone(),
+        })
+    }
+}

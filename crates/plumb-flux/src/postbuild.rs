@@ -1,0 +1,338 @@
+//! postBuild variable substitution over built objects, as kustomize-controller runs it
+//! (fluxcd/pkg `kustomize_varsub.go`): variables from `substituteFrom` in list order (later
+//! wins), inline `substitute` over all of them, newlines stripped from values; each object is
+//! rendered to YAML, substituted as text, and read back as YAML 1.1 into JSON.
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{FluxKustomization, Object, PostBuild, SUBSTITUTE_KEY};
+use crate::sops::AgeKeys;
+use crate::varsub::{self, Mode, SubstError};
+use crate::yaml_json;
+use base64::Engine;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The variables of one Kustomization.
+pub type Vars = BTreeMap<String, String>;
+
+/// Finds the ConfigMap or Secret `kind` `namespace`/`name` among the objects the cluster would
+/// hold.
+pub trait ObjectLookup {
+    fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object>;
+}
+
+/// The variables `ks` substitutes with, and the warnings and errors met reading them.
+/// SOPS-encrypted Secrets are decrypted with `keys` when given; otherwise their values are
+/// placeholders, with a warning.
+pub fn collect_vars(
+    ks: &FluxKustomization,
+    objects: &dyn ObjectLookup,
+    keys: Option<&AgeKeys>,
+) -> (Vars, Vec<Diagnostic>) {
+    let mut vars = Vars::new();
+    let mut problems = Vec::new();
+    let Some(post) = &ks.post_build else {
+        return (vars, problems);
+    };
+    for (i, reference) in post.substitute_from.iter().enumerate() {
+        let at = ks
+            .object
+            .node_at(&["spec", "postBuild", "substituteFrom"])
+            .and_then(|n| n.as_sequence().and_then(|items| items.get(i)).or(Some(n)));
+        if reference.kind != "ConfigMap" && reference.kind != "Secret" {
+            problems.push(
+                Diagnostic::error(format!(
+                    "substituteFrom kind '{}' is not supported: it must be ConfigMap or Secret",
+                    reference.kind
+                ))
+                .at(at),
+            );
+            continue;
+        }
+        let Some(object) = objects.find(&reference.kind, &ks.namespace, &reference.name) else {
+            if !reference.optional {
+                problems.push(
+                    Diagnostic::error(format!(
+                        "substitute from '{}/{}' error: {} \"{}\" not found in namespace {}: no Kustomization of this cluster produces it",
+                        reference.kind,
+                        reference.name,
+                        reference.kind.to_lowercase() + "s",
+                        reference.name,
+                        ks.namespace
+                    ))
+                    .at(at)
+                    .with_help("add it to a Kustomization this one depends on, or mark the reference `optional: true`"),
+                );
+            }
+            continue;
+        };
+        for (key, value) in data_of(object, keys, &mut problems) {
+            vars.insert(key, value.replace('\n', ""));
+        }
+    }
+    for (key, value) in &post.substitute {
+        vars.insert(key.clone(), value.replace('\n', ""));
+    }
+    (vars, problems)
+}
+
+/// The string data of a ConfigMap (`data`) or Secret (`data` decoded, `stringData` over it,
+/// as the API server merges them). Values of an encrypted Secret are placeholders.
+fn data_of(
+    object: &Object,
+    keys: Option<&AgeKeys>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<(String, String)> {
+    let map = |key: &str| {
+        object
+            .value
+            .get(key)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    if object.kind() == "ConfigMap" {
+        return map("data")
+            .iter()
+            .map(|(k, v)| (k.clone(), crate::model::scalar_text(v)))
+            .collect();
+    }
+    let mut out = BTreeMap::new();
+    let node = object
+        .origin
+        .clone()
+        .unwrap_or_else(|| plumb_yaml::from_json(&object.value));
+    if crate::sops::is_encrypted(&node) {
+        let who = format!("Secret {}/{}", object.namespace_or_default(), object.name());
+        let decrypted = match keys {
+            Some(keys) => match crate::sops::decrypt_document(&node, keys) {
+                Ok(doc) => plumb_yaml::to_json(&doc).ok(),
+                Err(e) => {
+                    problems.push(
+                        Diagnostic::warning(format!("{who} cannot be decrypted: {e}"))
+                            .at(object.node_at(&["sops"])),
+                    );
+                    None
+                }
+            },
+            None => {
+                problems.push(
+                    Diagnostic::warning(format!(
+                        "{who} is SOPS-encrypted and no age key is given: its values are substituted as placeholders"
+                    ))
+                    .at(object.node_at(&["sops"]))
+                    .with_help("set SOPS_AGE_KEY_FILE to an age key that decrypts it"),
+                );
+                None
+            }
+        };
+        let Some(plain) = decrypted else {
+            for key in map("data").keys().chain(map("stringData").keys()) {
+                out.insert(key.clone(), crate::sops::placeholder(key));
+            }
+            return out.into_iter().collect();
+        };
+        let plain = Object {
+            value: plain,
+            origin: None,
+        };
+        return data_of(&plain, None, problems);
+    }
+    for (k, v) in map("data") {
+        let text = crate::model::scalar_text(&v);
+        match base64::engine::general_purpose::STANDARD.decode(text.as_bytes()) {
+            Ok(bytes) => {
+                out.insert(k, String::from_utf8_lossy(&bytes).into_owned());
+            }
+            Err(e) => problems.push(
+                Diagnostic::error(format!(
+                    "Secret {}/{} data.{k} is not valid base64 ({e}): the API server refuses it",
+                    object.namespace_or_default(),
+                    object.name()
+                ))
+                .at(object.node_at(&["data", &k])),
+            ),
+        }
+    }
+    for (k, v) in map("stringData") {
+        out.insert(k, crate::model::scalar_text(&v));
+    }
+    out.into_iter().collect()
+}
+
+/// Whether an object opts out with the `substitute: disabled` label or annotation.
+pub fn is_disabled(value: &Value) -> bool {
+    ["labels", "annotations"].iter().any(|field| {
+        value
+            .get("metadata")
+            .and_then(|m| m.get(field))
+            .and_then(|m| m.get(SUBSTITUTE_KEY))
+            .and_then(Value::as_str)
+            == Some("disabled")
+    })
+}
+
+/// Why an object could not be substituted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A variable name Flux refuses (it refuses the whole substitution).
+    InvalidName(String),
+    /// envsubst failed; the offset is in the rendered text.
+    Subst(SubstError, String),
+    /// The substituted text is not YAML any more.
+    Yaml(String),
+}
+
+/// Substitutes one object. `None` when Flux leaves it as it is (opted out, or no variable and
+/// no `substituteStrategy: Always`).
+pub fn substitute_object(
+    value: &Value,
+    vars: &Vars,
+    post: &PostBuild,
+    mode: Mode,
+) -> Result<Option<Value>, Failure> {
+    if is_disabled(value) {
+        return Ok(None);
+    }
+    if vars.is_empty() && !post.always {
+        return Ok(None);
+    }
+    if let Some(bad) = vars.keys().find(|k| !varsub::is_valid_var_name(k)) {
+        return Err(Failure::InvalidName(bad.clone()));
+    }
+    let text = plumb_yaml::write_document(value);
+    let out = varsub::substitute(&text, vars, mode).map_err(|e| Failure::Subst(e, text.clone()))?;
+    if out == text {
+        return Ok(Some(value.clone()));
+    }
+    yaml_json::yaml_to_json(&out)
+        .map(Some)
+        .map_err(|e| Failure::Yaml(e.to_string()))
+}
+
+/// A diagnostic for a failed substitution, pointing at the expression in the repository when
+/// it can be found in the object's source text.
+pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
+    let what = format!("{}/{}", object.kind(), object.name());
+    match failure {
+        Failure::InvalidName(name) => Diagnostic::error(format!(
+            "post build failed for '{what}': '{name}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'"
+        ))
+        .at(object.origin.as_ref()),
+        Failure::Yaml(e) => Diagnostic::error(format!(
+            "post build failed for '{what}': the substituted text is not valid YAML: {e}"
+        ))
+        .at(object.origin.as_ref())
+        .with_help("quote values that may contain YAML syntax"),
+        Failure::Subst(e, rendered) => {
+            let (needle, help) = match e {
+                SubstError::VarNotSet { name, .. } => (
+                    format!("${{{name}"),
+                    Some(format!(
+                        "define `{name}` in postBuild.substitute or substituteFrom, give it a default (`${{{name}:=value}}`), or build with --no-strict for controllers before Flux 2.9"
+                    )),
+                ),
+                SubstError::Syntax { expression, .. } => (
+                    rendered
+                        .get(*expression..)
+                        .map(|s| s.chars().take_while(|c| *c != '\n').take(12).collect())
+                        .unwrap_or_default(),
+                    Some("write `$${...}` for a literal `${...}` that Flux must not substitute".to_string()),
+                ),
+                SubstError::SplitCharacter { name, .. } => (format!("${{{name}"), None),
+            };
+            let reason = match e {
+                SubstError::VarNotSet { name, .. } => {
+                    format!("variable not set (strict mode): \"{name}\"")
+                }
+                other => other.to_string(),
+            };
+            let d = Diagnostic::error(format!(
+                "post build failed for '{what}': variable substitution failed: {reason}"
+            ));
+            let d = match locate(object, &needle) {
+                Some((file, line, column)) => d.at_line(&file, line, column),
+                None => d.at(object.origin.as_ref()),
+            };
+            match help {
+                Some(h) => d.with_help(h),
+                None => d,
+            }
+        }
+    }
+}
+
+fn locate(object: &Object, needle: &str) -> Option<(std::path::PathBuf, usize, usize)> {
+    if needle.is_empty() {
+        return None;
+    }
+    let span = object.origin.as_ref()?.span.as_ref()?;
+    let idx = span.text().find(needle)?;
+    let loc = span.file.location(span.start + idx);
+    Some((span.file.path().to_path_buf(), loc.line, loc.column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn post(always: bool) -> PostBuild {
+        PostBuild {
+            always,
+            ..PostBuild::default()
+        }
+    }
+
+    #[test]
+    fn types_change_through_the_yaml_round_trip() {
+        let obj = json!({"kind": "Deployment", "spec": {"replicas": "${replicas}", "x": "${empty}", "s": "$${literal}"}});
+        let vars = Vars::from([("replicas".into(), "3".into()), ("empty".into(), "".into())]);
+        let out = substitute_object(&obj, &vars, &post(false), Mode::Strict)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            out["spec"],
+            json!({"replicas": 3, "x": null, "s": "${literal}"})
+        );
+    }
+
+    #[test]
+    fn nothing_happens_without_vars_unless_always() {
+        let obj = json!({"data": {"a": "${x:=d}", "b": "$${y}"}});
+        assert_eq!(
+            substitute_object(&obj, &Vars::new(), &post(false), Mode::Strict),
+            Ok(None)
+        );
+        let out = substitute_object(&obj, &Vars::new(), &post(true), Mode::Strict)
+            .unwrap()
+            .unwrap();
+        assert_eq!(out["data"], json!({"a": "d", "b": "${y}"}));
+    }
+
+    #[test]
+    fn disabled_and_invalid_names() {
+        let obj = json!({"metadata": {"annotations": {SUBSTITUTE_KEY: "disabled"}}, "data": {"a": "${x}"}});
+        let vars = Vars::from([("x".into(), "1".into())]);
+        assert_eq!(
+            substitute_object(&obj, &vars, &post(false), Mode::Strict),
+            Ok(None)
+        );
+        let bad = Vars::from([("a-b".into(), "1".into())]);
+        assert_eq!(
+            substitute_object(&json!({}), &bad, &post(false), Mode::Strict),
+            Err(Failure::InvalidName("a-b".into()))
+        );
+    }
+
+    #[test]
+    fn strict_mode_refuses_a_missing_var() {
+        let obj = json!({"data": {"a": "${missing}"}});
+        let vars = Vars::from([("x".into(), "1".into())]);
+        assert!(substitute_object(&obj, &vars, &post(false), Mode::Strict).is_err());
+        let out = substitute_object(&obj, &vars, &post(false), Mode::Lenient)
+            .unwrap()
+            .unwrap();
+        assert_eq!(out["data"]["a"], Value::Null);
+    }
+}

@@ -1,0 +1,125 @@
+//! `plumb build`: every Flux Kustomization reachable from each entry path, built as
+//! kustomize-controller builds it, printed as YAML (grouped per Kustomization), JSON
+//! (`plumb.build/v1`) or object names.
+
+use clap::{Args, ValueEnum};
+use plumb_flux::build::{build_repository, KustomizationBuild, Options, RepositoryBuild};
+use plumb_flux::varsub::Mode;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// The repository root.
+    #[arg(default_value = ".")]
+    pub repo: PathBuf,
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
+    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// FluxInstance in the repository syncs.
+    #[arg(long = "entry", value_name = "PATH")]
+    pub entries: Vec<String>,
+    /// Print only this Kustomization (the whole graph is still built, for substituteFrom).
+    #[arg(long = "ks", value_name = "NS/NAME")]
+    pub ks: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
+    pub output: Output,
+    /// Substitute as kustomize-controller before v1.9 (Flux 2.9): an undefined variable is
+    /// an empty string instead of an error.
+    #[arg(long)]
+    pub no_strict: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Yaml,
+    Json,
+    Names,
+}
+
+/// Builds the repository for `plumb build` and `plumb graph`; `Err` is the exit code of a
+/// usage or configuration error, already reported.
+pub fn build(
+    repo: &std::path::Path,
+    entries: Vec<String>,
+    mode: Mode,
+) -> Result<RepositoryBuild, ExitCode> {
+    let age_keys = match plumb_flux::sops::AgeKeys::from_env() {
+        Ok(keys) => keys.map(std::sync::Arc::new),
+        Err(e) => {
+            crate::report::error(&e.to_string());
+            return Err(ExitCode::from(2));
+        }
+    };
+    let options = Options {
+        entries,
+        mode,
+        age_keys,
+    };
+    build_repository(repo, &options).map_err(|e| {
+        crate::report::error(&e.to_string());
+        ExitCode::from(2)
+    })
+}
+
+/// Prints every diagnostic on stderr; returns whether any is an error.
+pub fn report_diagnostics(result: &RepositoryBuild) -> bool {
+    let mut stderr = std::io::stderr().lock();
+    for d in result.diagnostics() {
+        let _ = writeln!(stderr, "{d}");
+    }
+    result.has_errors()
+}
+
+pub fn run(args: BuildArgs) -> ExitCode {
+    let mode = if args.no_strict {
+        Mode::Lenient
+    } else {
+        Mode::Strict
+    };
+    let result = match build(&args.repo, args.entries, mode) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let known: Vec<String> = result
+        .entries
+        .iter()
+        .flat_map(|e| e.kustomizations.iter().map(KustomizationBuild::key))
+        .collect();
+    if let Some(missing) = args.ks.iter().find(|k| !known.contains(k)) {
+        crate::report::error(&format!(
+            "--ks {missing}: no such Kustomization in this build (known: {})",
+            known.join(", ")
+        ));
+        return ExitCode::from(2);
+    }
+    let select = |k: &KustomizationBuild| args.ks.is_empty() || args.ks.contains(&k.key());
+    let text = match args.output {
+        Output::Yaml => result.to_yaml(&select),
+        Output::Json => {
+            let doc = result.to_json(&select);
+            match serde_json::to_string_pretty(&doc) {
+                Ok(s) => s + "\n",
+                Err(e) => {
+                    crate::report::error(&format!("cannot write JSON: {e}"));
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        Output::Names => result.to_names(&select),
+    };
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    if report_diagnostics(&result) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,63 @@
+//! `plumb graph`: the reconciliation graph (sources, Kustomizations, HelmReleases, which one
+//! creates which, `dependsOn` and waves) as text, Mermaid or Graphviz DOT.
+
+use clap::{Args, ValueEnum};
+use plumb_flux::graph::{self, Format};
+use plumb_flux::varsub::Mode;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// The repository root.
+    #[arg(default_value = ".")]
+    pub repo: PathBuf,
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
+    #[arg(long = "entry", value_name = "PATH")]
+    pub entries: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = GraphOutput::Text)]
+    pub output: GraphOutput,
+    /// Substitute as kustomize-controller before v1.9 (undefined variables are empty).
+    #[arg(long)]
+    pub no_strict: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphOutput {
+    Text,
+    Mermaid,
+    Dot,
+}
+
+pub fn run(args: GraphArgs) -> ExitCode {
+    let mode = if args.no_strict {
+        Mode::Lenient
+    } else {
+        Mode::Strict
+    };
+    let result = match super::build::build(&args.repo, args.entries, mode) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let format = match args.output {
+        GraphOutput::Text => Format::Text,
+        GraphOutput::Mermaid => Format::Mermaid,
+        GraphOutput::Dot => Format::Dot,
+    };
+    let text = graph::render(&result, format);
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    if super::build::report_diagnostics(&result) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,198 @@
+//! `plumb build` and `plumb graph` as a user runs them: output formats, the `--ks` filter,
+//! strictness, and exit codes (0 built, 1 build errors in the repository, 2 usage or
+//! configuration errors). The builds themselves are snapshot-tested in plumb-flux.
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn plumb() -> Command {
+    Command::cargo_bin("plumb").expect("binary built")
+}
+
+fn fixture(layout: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plumb-flux/tests/fixtures")
+        .join(layout)
+        .join("repo")
+}
+
+fn run(args: &[&str], repo: &Path) -> (Option<i32>, String, String) {
+    let out = plumb().args(args).arg(repo).output().expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn yaml_groups_each_kustomization_under_a_source_comment() {
+    let (code, out, err) = run(&["build"], &fixture("substitute-from"));
+    assert_eq!(code, Some(0), "{err}");
+    let comments: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("# Source: "))
+        .collect();
+    assert_eq!(
+        comments,
+        vec![
+            "# Source: Kustomization flux-system/flux-system (clusters/dev)",
+            "# Source: Kustomization flux-system/apps (apps)",
+            "# Source: Kustomization flux-system/cluster-config (cluster-config/dev)",
+        ]
+    );
+    assert!(out.contains("- --host=secret-wins.example.com\n"), "{out}");
+    assert!(out.contains("  replicas: 3\n"), "{out}");
+}
+
+#[test]
+fn json_follows_the_documented_schema() {
+    let (code, out, err) = run(&["build", "-o", "json"], &fixture("substitute-from"));
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(doc["schema"], "plumb.build/v1");
+    assert_eq!(doc["errors"], serde_json::json!([]));
+    let ks = doc["kustomizations"].as_array().expect("list");
+    assert_eq!(ks.len(), 3);
+    let apps = &ks[1];
+    for field in [
+        "namespace",
+        "name",
+        "path",
+        "source",
+        "depends_on",
+        "objects",
+        "errors",
+    ] {
+        assert!(apps.get(field).is_some(), "missing {field}: {apps}");
+    }
+    assert_eq!(apps["name"], "apps");
+    assert_eq!(apps["path"], "apps");
+    assert_eq!(apps["source"], "GitRepository/flux-system/flux-system");
+    assert_eq!(
+        apps["depends_on"],
+        serde_json::json!(["flux-system/cluster-config"])
+    );
+    assert_eq!(apps["objects"][1]["spec"]["replicas"], 3);
+}
+
+#[test]
+fn names_and_ks_filter() {
+    let (code, out, _) = run(
+        &["build", "-o", "names", "--ks", "flux-system/cluster-config"],
+        &fixture("substitute-from"),
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        "ConfigMap/flux-system/cluster-vars\nSecret/flux-system/cluster-secrets\n"
+    );
+    let (code, _, err) = run(
+        &["build", "--ks", "nope/nothing"],
+        &fixture("substitute-from"),
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--ks nope/nothing"), "{err}");
+}
+
+#[test]
+fn build_errors_exit_1_with_file_line_and_chain() {
+    let (code, _, err) = run(&["build", "-o", "names"], &fixture("errors"));
+    assert_eq!(code, Some(1));
+    for expected in [
+        "error: dependsOn cycle: flux-system/databases → flux-system/operators → flux-system/databases",
+        "--> clusters/dev/cycle.yaml:8:7",
+        "--> clusters/dev/broken-path.yaml:8:9",
+        "--> infra/operators/operator.yaml:5:11",
+        "= via: flux-system/flux-system → flux-system/vendor",
+        "error: source GitRepository/flux-system/vendor-charts not found",
+        "--> infra/strict/config.yaml:8:9",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn no_strict_substitutes_missing_vars_as_empty() {
+    let repo = fixture("errors");
+    let strict = plumb()
+        .args([
+            "build",
+            "--entry",
+            "clusters/dev",
+            "--ks",
+            "flux-system/strict",
+        ])
+        .arg(&repo)
+        .output()
+        .expect("runs");
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&strict.stderr)
+        .contains("variable not set (strict mode): \"zone\""));
+    let lenient = plumb()
+        .args(["build", "--no-strict", "--ks", "flux-system/strict"])
+        .arg(&repo)
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&lenient.stdout);
+    assert!(out.contains("  region: eu-west-1\n  zone: null\n"), "{out}");
+}
+
+#[test]
+fn usage_and_configuration_errors_exit_2() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (code, _, err) = run(&["build"], tmp.path());
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no entry path"), "{err}");
+    let (code, _, err) = run(
+        &["build", "--entry", "clusters/missing"],
+        &fixture("shared-base"),
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("clusters/missing"), "{err}");
+    fs::write(tmp.path().join(".plumb.yaml"), "clusterz: [a]\n").expect("write");
+    let (code, _, err) = run(&["build"], tmp.path());
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("unknown key `clusterz`; did you mean `clusters`?"),
+        "{err}"
+    );
+    let (code, _, _) = run(&["build", "-o", "xml"], tmp.path());
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn several_entries_share_a_base() {
+    let (code, out, err) = run(&["build", "-o", "names"], &fixture("shared-base"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.matches("Deployment/web/web\n").count(), 2, "{out}");
+    let (_, yaml, _) = run(
+        &["build", "--entry", "clusters/prod"],
+        &fixture("shared-base"),
+    );
+    assert!(
+        yaml.contains("    env: prod\n") && !yaml.contains("env: dev"),
+        "{yaml}"
+    );
+}
+
+#[test]
+fn graph_formats() {
+    let repo = fixture("substitute-from");
+    let (code, text, _) = run(&["graph"], &repo);
+    assert_eq!(code, Some(0));
+    assert!(
+        text.contains("flux-system/apps  apps  [wave 1]  dependsOn: flux-system/cluster-config"),
+        "{text}"
+    );
+    let (_, mermaid, _) = run(&["graph", "-o", "mermaid"], &repo);
+    assert!(mermaid.starts_with("flowchart TB\n"), "{mermaid}");
+    assert!(mermaid.contains("-. dependsOn .->"), "{mermaid}");
+    let (_, dot, _) = run(&["graph", "-o", "dot"], &repo);
+    assert!(dot.starts_with("digraph plumb {"), "{dot}");
+    assert!(dot.contains("[style=dashed, label=\"dependsOn\"]"), "{dot}");
+    let (code, _, _) = run(&["graph"], &fixture("errors"));
+    assert_eq!(code, Some(1));
+}
