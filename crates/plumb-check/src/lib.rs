@@ -1,0 +1,34 @@
+//! plumb-check: the rules that catch what costs operators days, run over a Flux repository's
+//! build, with findings that point at the offending text.
+//!
+//! [`check`] builds nothing itself: it takes a [`plumb_flux::build::RepositoryBuild`] and the
+//! configuration, runs every selected rule, and returns the findings sorted by file and line.
+
+pub mod config;
+pub mod finding;
+pub mod rule;
+pub mod rules;
+
+pub use config::CheckConfig;
+pub use finding::{Finding, Location, Severity};
+pub use rule::{CheckContext, Rule};
+
+use plumb_flux::build::RepositoryBuild;
+use std::path::Path;
+
+/// Runs every rule on a build.
+pub fn check(root: &Path, build: &RepositoryBuild, config: &CheckConfig) -> Vec<Finding> {
+    let cx = CheckContext {
+        root,
+        build,
+        config,
+    };
+    let mut findings = Vec::new();
+    for rule in rules::all() {
+        rule.check(&cx, &mut findings);
+    }
+    findings
+        .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
+    findings.dedup();
+    findings
+}
