@@ -57,6 +57,8 @@ pub enum SecretValue {
     Float(f64),
     Bool(bool),
     Bytes(Vec<u8>),
+    /// A YAML timestamp, which sops 3.10+ encrypts as `type:time`: its RFC 3339 text.
+    Time(String),
 }
 
 impl fmt::Debug for SecretValue {
@@ -80,6 +82,7 @@ impl SecretValue {
             SecretValue::Float(_) => "float",
             SecretValue::Bool(_) => "bool",
             SecretValue::Bytes(_) => "bytes",
+            SecretValue::Time(_) => "time",
         }
     }
 
@@ -91,6 +94,7 @@ impl SecretValue {
             SecretValue::Float(f) => go_format_float(*f),
             SecretValue::Bool(b) => b.to_string(),
             SecretValue::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            SecretValue::Time(t) => t.clone(),
         }
     }
 
@@ -99,6 +103,11 @@ impl SecretValue {
     pub fn to_node(&self) -> Node {
         match self {
             SecretValue::Str(_) | SecretValue::Bytes(_) => Node::string(self.expose()),
+            // YAML's spelling of the non-finite floats; Go's `+Inf` would read back as a string.
+            SecretValue::Float(f) if f.is_nan() => Node::plain(".nan"),
+            SecretValue::Float(f) if f.is_infinite() => {
+                Node::plain(if *f > 0.0 { ".inf" } else { "-.inf" })
+            }
             _ => Node::plain(self.expose()),
         }
     }
@@ -237,6 +246,12 @@ fn typed(plaintext: Vec<u8>, datatype: &str, path: &str) -> Result<SecretValue, 
         "int" | "int64" => SecretValue::Int(text.parse().map_err(|_| bad_type())?),
         "float" => SecretValue::Float(parse_go_float(&text).ok_or_else(bad_type)?),
         "bool" => SecretValue::Bool(parse_go_bool(&text).ok_or_else(bad_type)?),
+        "time" => {
+            if plumb_yaml::resolve::parse_timestamp(&text).is_none() {
+                return Err(bad_type());
+            }
+            SecretValue::Time(text)
+        }
         // A comment only appears in a comment, which the node tree does not carry.
         "comment" => SecretValue::Str(text),
         _ => return Err(bad_type()),
@@ -306,6 +321,8 @@ mod tests {
             SecretValue::Float(0.25),
             SecretValue::Bool(true),
             SecretValue::Bool(false),
+            SecretValue::Float(f64::INFINITY),
+            SecretValue::Time("2024-01-02T03:04:05+02:00".into()),
         ] {
             let text = encrypt_value(&value, &key, "a:b:", [1; 32]);
             assert!(is_encrypted_value(&text));
@@ -336,6 +353,16 @@ mod tests {
         ] {
             assert!(decrypt_value(text, &key, "k:").is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn nodes_read_back_as_the_same_type() {
+        let inf = SecretValue::Float(f64::NEG_INFINITY).to_node();
+        assert_eq!(inf.scalar_value(), Some("-.inf"));
+        let number_like = SecretValue::Str("0644".into()).to_node();
+        assert_eq!(plumb_yaml::to_json(&number_like).unwrap(), "0644");
+        let time = SecretValue::Time("2024-01-02T00:00:00Z".into()).to_node();
+        assert_eq!(plumb_yaml::to_json(&time).unwrap(), "2024-01-02T00:00:00Z");
     }
 
     #[test]
