@@ -2,10 +2,22 @@
 
 use crate::rule::Rule;
 
+mod ord;
+mod own;
+mod refs;
+
 /// Every rule, in code order.
 pub fn all() -> Vec<Box<dyn Rule>> {
     let mut rules: Vec<Box<dyn Rule>> = vec![
         // Each area adds its rules here.
+        Box::new(ord::unknown_kind::UnknownKind),
+        Box::new(ord::crd_not_in_dependencies::CrdNotInDependencies),
+        Box::new(ord::crd_from_helm_release::CrdFromHelmRelease),
+        Box::new(ord::runtime_crd_deadlock::RuntimeCrdDeadlock),
+        Box::new(ord::missing_dependency::MissingDependency),
+        Box::new(ord::dependency_cycle::DependencyCycle),
+        Box::new(own::two_writers::TwoWriters),
+        Box::new(refs::dangling_reference::DanglingReference),
     ];
     rules.sort_by_key(|r| r.code());
     rules

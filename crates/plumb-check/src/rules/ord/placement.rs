@@ -1,0 +1,226 @@
+//! Where each custom kind's CRD comes from, and whether it is there when Flux dry-runs the
+//! objects of that kind: the analysis behind ORD001–ORD004.
+//!
+//! kustomize-controller applies a Kustomization's objects in stages (CRDs, Namespaces and
+//! ClusterRoles first, and waited on), each stage server-side dry-run before anything is
+//! applied. So a CRD object in the same Kustomization, in one it `dependsOn`, or in one that
+//! created it is in place; a CRD a HelmRelease installs, or a controller creates when it
+//! reconciles some CR, exists only once that Kustomization is Ready, so only `dependsOn` helps.
+
+use super::builtin_kinds::is_builtin;
+use super::known_charts;
+use super::order::EntryOrder;
+use crate::config::RuntimeCrd;
+use crate::rule::CheckContext;
+use plumb_flux::build::{EntryBuild, KustomizationBuild};
+use plumb_flux::model::{Object, HELM_GROUP};
+use plumb_yaml::Node;
+use std::collections::HashMap;
+
+/// What provides a kind's CRD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProviderKind {
+    /// A CustomResourceDefinition object of the build.
+    Crd,
+    /// A HelmRelease whose chart installs the CRD.
+    HelmRelease,
+    /// A CR whose controller creates the CRD at runtime (`runtimeCRDs` with `createdByKind`).
+    Controller,
+}
+
+/// One provider of a kind's CRD: the object, and the Kustomization that applies it.
+#[derive(Clone, Copy)]
+pub(crate) struct Provider<'a> {
+    pub kind: ProviderKind,
+    pub ks: &'a KustomizationBuild,
+    pub object: &'a Object,
+}
+
+impl Provider<'_> {
+    /// The text to point at: the CRD's kind name, the HelmRelease's chart, the CR's kind.
+    pub(crate) fn node(&self) -> Option<&Node> {
+        match self.kind {
+            ProviderKind::Crd => self.object.node_at(&["spec", "names", "kind"]),
+            ProviderKind::HelmRelease => {
+                let chart_ref = self.object.node_at(&["spec", "chartRef"]);
+                match chart_ref {
+                    Some(n) if Some(n) != self.object.origin.as_ref() => Some(n),
+                    _ => self.object.node_at(&["spec", "chart"]),
+                }
+            }
+            ProviderKind::Controller => self.object.node_at(&["kind"]),
+        }
+    }
+
+    /// `CustomResourceDefinition certificates.cert-manager.io`, `HelmRelease cert-manager/cert-manager`.
+    pub(crate) fn describe(&self) -> String {
+        let o = self.object;
+        match o.namespace() {
+            "" => format!("{} {}", o.kind(), o.name()),
+            ns => format!("{} {ns}/{}", o.kind(), o.name()),
+        }
+    }
+}
+
+/// Why an object's kind will not exist when it is dry-run.
+pub(crate) enum Verdict<'a> {
+    /// Nothing provides the kind (ORD001).
+    Unknown,
+    /// A provider exists, but in a Kustomization not ordered before this one (ORD002).
+    NotOrdered(Provider<'a>),
+    /// The only provider is a HelmRelease in the same Kustomization (ORD003).
+    SameHelmRelease(Provider<'a>),
+    /// The only provider is a CR in the same Kustomization whose controller creates the CRD
+    /// when it reconciles it (ORD004).
+    SameController(Provider<'a>),
+}
+
+/// An object whose kind will not exist when Flux dry-runs it.
+pub(crate) struct Problem<'a> {
+    pub ks: &'a KustomizationBuild,
+    pub object: &'a Object,
+    pub verdict: Verdict<'a>,
+}
+
+impl Problem<'_> {
+    /// The object's `kind` text.
+    pub(crate) fn node(&self) -> Option<&Node> {
+        self.object.node_at(&["kind"])
+    }
+}
+
+/// `Kustomization flux-system/apps`, or the entry directory when no Kustomization syncs it.
+pub(crate) fn describe(ks: &KustomizationBuild) -> String {
+    if ks.synthetic {
+        format!(
+            "the entry {}",
+            if ks.path.is_empty() { "." } else { &ks.path }
+        )
+    } else {
+        format!("Kustomization {}", ks.key())
+    }
+}
+
+/// Every object of the build whose kind will not exist at its dry-run.
+pub(crate) fn problems<'a>(cx: &CheckContext<'a>) -> Vec<Problem<'a>> {
+    let mut out = Vec::new();
+    for entry in &cx.build.entries {
+        analyse_entry(entry, &cx.config.runtime_crds, &mut out);
+    }
+    out
+}
+
+fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut Vec<Problem<'a>>) {
+    let order = EntryOrder::new(entry);
+    let objects: Vec<(usize, &Object)> = entry
+        .kustomizations
+        .iter()
+        .enumerate()
+        .flat_map(|(i, k)| k.objects.iter().map(move |o| (i, o)))
+        .collect();
+    let mut crds: HashMap<(&str, &str), Vec<(usize, &Object)>> = HashMap::new();
+    for &(i, o) in &objects {
+        if o.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+            let group = o.str_at(&["spec", "group"]).unwrap_or("");
+            let kind = o.str_at(&["spec", "names", "kind"]).unwrap_or("");
+            crds.entry((group, kind)).or_default().push((i, o));
+        }
+    }
+    let releases: Vec<(usize, &Object)> = objects
+        .iter()
+        .filter(|(_, o)| o.is(HELM_GROUP, "HelmRelease"))
+        .copied()
+        .collect();
+    let provider = |kind, i: usize, object| Provider {
+        kind,
+        ks: &entry.kustomizations[i],
+        object,
+    };
+    for &(i, object) in &objects {
+        let (group, kind) = (object.group(), object.kind());
+        if kind.is_empty() || is_builtin(group, kind) {
+            continue;
+        }
+        let mut providers: Vec<(usize, Provider<'a>)> = Vec::new();
+        for &(j, o) in crds.get(&(group, kind)).into_iter().flatten() {
+            providers.push((j, provider(ProviderKind::Crd, j, o)));
+        }
+        for &(j, o) in &releases {
+            if known_charts::installs(entry, o, group, kind) {
+                providers.push((j, provider(ProviderKind::HelmRelease, j, o)));
+            }
+        }
+        let mut accepted = false;
+        for r in runtime.iter().filter(|r| provides(r, group, kind)) {
+            let creators: Vec<(usize, &Object)> = objects
+                .iter()
+                .filter(|(_, o)| creates(r, o))
+                .copied()
+                .collect();
+            // Without a creator in the build there is no order to check: the kind is trusted.
+            accepted |= creators.is_empty();
+            for (j, o) in creators {
+                providers.push((j, provider(ProviderKind::Controller, j, o)));
+            }
+        }
+        if accepted {
+            continue;
+        }
+        let ks = &entry.kustomizations[i];
+        if providers.is_empty() {
+            out.push(Problem {
+                ks,
+                object,
+                verdict: Verdict::Unknown,
+            });
+            continue;
+        }
+        // A Kustomization that never applies fails no dry-run (ORD005/ORD006 say why).
+        if order.blocked(i) {
+            continue;
+        }
+        let in_place = providers.iter().any(|(j, p)| match p.kind {
+            ProviderKind::Crd => order.applied_before(i, *j),
+            ProviderKind::HelmRelease | ProviderKind::Controller => {
+                *j != i && order.ready_before(i, *j)
+            }
+        });
+        if in_place {
+            continue;
+        }
+        let first = |k: ProviderKind, same: bool| {
+            providers
+                .iter()
+                .find(|(j, p)| p.kind == k && (*j == i) == same)
+                .map(|(_, p)| *p)
+        };
+        let verdict = if let Some(crd) = first(ProviderKind::Crd, false) {
+            Verdict::NotOrdered(crd)
+        } else if let Some(hr) = first(ProviderKind::HelmRelease, true) {
+            Verdict::SameHelmRelease(hr)
+        } else if let Some(cr) = first(ProviderKind::Controller, true) {
+            Verdict::SameController(cr)
+        } else {
+            Verdict::NotOrdered(providers[0].1)
+        };
+        out.push(Problem {
+            ks,
+            object,
+            verdict,
+        });
+    }
+}
+
+/// Whether a `runtimeCRDs` entry lists `group`/`kind`.
+fn provides(r: &RuntimeCrd, group: &str, kind: &str) -> bool {
+    r.kinds.iter().any(|k| k == kind) && r.group.as_deref().is_none_or(|g| g == group)
+}
+
+/// Whether `object` is the CR whose reconciling creates `r`'s CRDs.
+fn creates(r: &RuntimeCrd, object: &Object) -> bool {
+    !r.created_by_kind.is_empty()
+        && object.kind() == r.created_by_kind
+        && r.created_by_group
+            .as_deref()
+            .is_none_or(|g| g == object.group())
+}

@@ -1,0 +1,71 @@
+use super::placement::{self, Verdict};
+use crate::finding::{Finding, Location};
+use crate::rule::{CheckContext, Rule};
+
+/// ## What it does
+/// Finds objects whose kind the cluster does not know: it is not a Kubernetes or Flux kind,
+/// no CustomResourceDefinition in the repository defines it, no HelmRelease of a chart known
+/// to install it is built, and `.plumb.yaml` does not list it under `runtimeCRDs`.
+///
+/// ## Why is this bad?
+/// kustomize-controller server-side dry-runs every object before it applies any; for a kind
+/// the API server does not serve, the dry-run fails with `no matches for kind`, and nothing of
+/// the Kustomization is applied. The cause is usually a typo in `kind` or `apiVersion`, a CRD
+/// that was never committed, or a controller installed outside the repository.
+///
+/// ## Example
+/// ```yaml
+/// apiVersion: cert-manager.io/v1
+/// kind: ClusterIssuer   # no CRD, no cert-manager HelmRelease anywhere
+/// metadata:
+///   name: letsencrypt
+/// ```
+///
+/// Use instead:
+/// ```yaml
+/// # platform/cert-manager/release.yaml, in a Kustomization the issuer's one dependsOn
+/// apiVersion: helm.toolkit.fluxcd.io/v2
+/// kind: HelmRelease
+/// metadata:
+///   name: cert-manager
+///   namespace: cert-manager
+/// spec:
+///   chartRef: {kind: OCIRepository, name: cert-manager}
+///   values: {crds: {enabled: true}}
+/// ```
+/// or, when a controller installed outside the repository creates the kind, say so in
+/// `.plumb.yaml`: `runtimeCRDs: [{group: cert-manager.io, kinds: [ClusterIssuer]}]`.
+pub struct UnknownKind;
+
+impl Rule for UnknownKind {
+    fn code(&self) -> &'static str {
+        "ORD001"
+    }
+
+    fn summary(&self) -> &'static str {
+        "an object's kind has no CRD in the repository and is not built in"
+    }
+
+    fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        for p in placement::problems(cx) {
+            if !matches!(p.verdict, Verdict::Unknown) {
+                continue;
+            }
+            let o = p.object;
+            out.push(
+                Finding::new(
+                    self.code(),
+                    format!(
+                        "no CustomResourceDefinition for `{}` ({}) in this repository, and it is not a built-in kind: the dry-run of {} fails with \"no matches for kind\"",
+                        o.kind(),
+                        o.api_version(),
+                        placement::describe(p.ks),
+                    ),
+                    "commit the CRD (or the HelmRelease that installs it) in a Kustomization this one dependsOn, fix the kind or apiVersion if it is a typo, or list the kind under `runtimeCRDs` in .plumb.yaml if a controller creates it",
+                )
+                .at(p.node().and_then(|n| Location::of(n, cx.root)))
+                .with_chain(&p.ks.chain),
+            );
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Ownership: every object of the cluster has exactly one writer.
+
+pub mod two_writers;

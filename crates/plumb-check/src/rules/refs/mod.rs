@@ -1,0 +1,3 @@
+//! References: every name a Flux object points at resolves to something the cluster will have.
+
+pub mod dangling_reference;
