@@ -2,6 +2,9 @@
 
 use crate::rule::Rule;
 
+pub mod env;
+pub mod sub;
+
 mod ord;
 mod own;
 mod refs;
@@ -10,6 +13,13 @@ mod refs;
 pub fn all() -> Vec<Box<dyn Rule>> {
     let mut rules: Vec<Box<dyn Rule>> = vec![
         // Each area adds its rules here.
+        Box::new(sub::UnresolvedVariable),
+        Box::new(sub::PlaceholderValue),
+        Box::new(sub::ShellSyntax),
+        Box::new(sub::MissingSubstituteSource),
+        Box::new(env::OverlayChangesBase),
+        Box::new(env::InvariantViolated),
+        Box::new(env::InheritedBaseDefault),
         Box::new(ord::unknown_kind::UnknownKind),
         Box::new(ord::crd_not_in_dependencies::CrdNotInDependencies),
         Box::new(ord::crd_from_helm_release::CrdFromHelmRelease),

@@ -1,0 +1,164 @@
+use super::scope::{self, Produced};
+use crate::finding::Finding;
+use crate::rule::{CheckContext, Rule};
+use plumb_flux::postbuild;
+use plumb_flux::varsub;
+use std::collections::{BTreeSet, HashSet};
+
+/// ## What it does
+/// Finds `${VAR}` references that no variable resolves: in a Kustomization with
+/// `postBuild`, a variable that neither `substitute` nor any `substituteFrom` ConfigMap or Secret
+/// defines, and that has no default; in a Kustomization without `postBuild` (or whose variables
+/// all failed to resolve, so Flux substitutes nothing), a reference to one of the cluster's
+/// variables, which reaches the cluster as literal text.
+///
+/// ## Why is this bad?
+/// kustomize-controller substitutes in strict mode since v1.9 (Flux 2.9): an undefined variable
+/// fails the whole Kustomization, and nothing of it is applied. Older controllers, and
+/// `--no-strict`, silently put an empty string (or `null`) in its place. Without substitution,
+/// the API server receives the text `${GATEWAY_VIP}` itself: an address, a host name or a storage
+/// class that does not exist.
+///
+/// ## Example
+/// ```yaml
+/// # clusters/base/infrastructure.yaml: no postBuild
+/// apiVersion: kustomize.toolkit.fluxcd.io/v1
+/// kind: Kustomization
+/// metadata:
+///   name: gateway
+///   namespace: flux-system
+/// spec:
+///   path: ./gateway
+///   sourceRef:
+///     kind: GitRepository
+///     name: flux-system
+/// ---
+/// # gateway/gateway.yaml
+/// spec:
+///   addresses:
+///     - value: ${GATEWAY_VIP}
+/// ```
+///
+/// Use instead:
+/// ```yaml
+/// spec:
+///   path: ./gateway
+///   sourceRef:
+///     kind: GitRepository
+///     name: flux-system
+///   postBuild:
+///     substituteFrom:
+///       - kind: ConfigMap
+///         name: cluster-vars
+/// ```
+/// and define `GATEWAY_VIP` in `cluster-vars`, or give the reference a default
+/// (`${GATEWAY_VIP:=192.168.10.200}`). A `${...}` that must stay literal is written `$${...}`.
+///
+/// References inside scripts and command lines, and shell operators such as `${x#y}`, are
+/// SUB003's. Without `postBuild`, only names that some Kustomization of the cluster defines
+/// (and references with a default) are reported, so that `${...}` meant for another program
+/// (a Grafana dashboard's `${datasource}`) is not.
+pub struct UnresolvedVariable;
+
+impl Rule for UnresolvedVariable {
+    fn code(&self) -> &'static str {
+        "SUB001"
+    }
+
+    fn summary(&self) -> &'static str {
+        "`${VAR}` left unresolved after substitution, or reaching the cluster as literal text"
+    }
+
+    fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        let mut seen = HashSet::new();
+        for entry in &cx.build.entries {
+            let produced = Produced::of(entry);
+            let scopes = scope::scopes(entry, &produced);
+            let known: BTreeSet<&str> = scopes
+                .iter()
+                .flat_map(|s| s.vars.keys().map(String::as_str))
+                .collect();
+            for scope in &scopes {
+                let ks = scope.ks;
+                let who = ks.key();
+                for object in &ks.objects {
+                    let Some(origin) = &object.origin else {
+                        continue;
+                    };
+                    if postbuild::is_disabled(&object.value) {
+                        continue;
+                    }
+                    let substituted = scope.substitutes(object);
+                    scope::for_each_scalar(origin, &mut |scalar| {
+                        if !scalar.value.contains("${") {
+                            return;
+                        }
+                        // A text Flux cannot parse is SUB003's.
+                        let Ok(refs) = varsub::references(scalar.value) else {
+                            return;
+                        };
+                        for r in &refs {
+                            let message = if substituted {
+                                if scope.vars.contains_key(&r.name)
+                                    || r.has_default
+                                    || scope::shell_use(scalar, r).is_some()
+                                {
+                                    continue;
+                                }
+                                format!(
+                                    "`${{{}}}` is not defined for Kustomization {who}: strict substitution (kustomize-controller v1.9+) fails the Kustomization, non-strict ships an empty string",
+                                    r.name
+                                )
+                            } else if scope.has_post_build() {
+                                format!(
+                                    "`{}` reaches the cluster as literal text: none of Kustomization {who}'s substitution variables resolved, so Flux substitutes nothing",
+                                    &scalar.value[r.start..r.end]
+                                )
+                            } else {
+                                if !known.contains(r.name.as_str()) && !r.has_default {
+                                    continue;
+                                }
+                                format!(
+                                    "`{}` reaches the cluster as literal text: {} has no postBuild, so nothing substitutes it",
+                                    &scalar.value[r.start..r.end],
+                                    if ks.synthetic {
+                                        format!("the Kustomization that syncs {}", display_dir(&ks.path))
+                                    } else {
+                                        format!("Kustomization {who}")
+                                    }
+                                )
+                            };
+                            let location = scope::locate_reference(cx, scalar, r);
+                            if !seen.insert((location.clone(), message.clone())) {
+                                continue;
+                            }
+                            let help = if substituted {
+                                format!(
+                                    "define `{0}` in the vars ConfigMap this Kustomization substitutes from, or in postBuild.substitute; or give it a default: `${{{0}:=value}}`",
+                                    r.name
+                                )
+                            } else if scope.has_post_build() {
+                                "check that the ConfigMaps and Secrets of postBuild.substituteFrom exist and define these variables".to_string()
+                            } else {
+                                "move the manifest under a Kustomization whose postBuild substitutes from the cluster's vars, or add postBuild.substituteFrom to this one".to_string()
+                            };
+                            out.push(
+                                Finding::new("SUB001", message, help)
+                                    .at(location)
+                                    .with_chain(&ks.chain),
+                            );
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn display_dir(path: &str) -> &str {
+    if path.is_empty() {
+        "."
+    } else {
+        path
+    }
+}
