@@ -2,16 +2,28 @@
 //! build, with findings that point at the offending text.
 //!
 //! [`check`] builds nothing itself: it takes a [`plumb_flux::build::RepositoryBuild`] and the
-//! configuration, runs every selected rule, and returns the findings sorted by file and line.
+//! configuration, runs every rule, and returns the findings sorted by file and line.
+//! [`Report::run`] is what `plumb check` does: only the selected rules, with the configuration's
+//! severity overrides, per-path ignores and `# plumb:ignore` comments applied; [`render`] prints
+//! a report as text, JSON, SARIF or GitHub annotations.
 
 pub mod config;
+pub mod explain;
 pub mod finding;
+mod glob;
+pub mod render;
+pub mod report;
 pub mod rule;
 pub mod rules;
+pub mod selection;
+pub mod sources;
+pub mod suppression;
 
 pub use config::CheckConfig;
 pub use finding::{Finding, Location, Severity};
+pub use report::Report;
 pub use rule::{CheckContext, Rule};
+pub use selection::Selection;
 
 use plumb_flux::build::RepositoryBuild;
 use std::path::Path;

@@ -43,6 +43,10 @@ pub enum Color {
 pub enum Command {
     /// Build every Flux Kustomization reachable from the entry paths, as the cluster will.
     Build(cmd::build::BuildArgs),
+    /// Build, then run the rules: compiler-style findings for the mistakes that cost days.
+    Check(cmd::check::CheckArgs),
+    /// What a rule checks, why, an example and the fix.
+    Explain(cmd::explain::ExplainArgs),
     /// The reconciliation graph: sources, Kustomizations, HelmReleases, dependsOn and waves.
     Graph(cmd::graph::GraphArgs),
     /// kustomize-compatible commands.
@@ -90,6 +94,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Build(args) => cmd::build::run(args),
+        Command::Check(args) => cmd::check::run(args, cli.color),
+        Command::Explain(args) => cmd::explain::run(args),
         Command::Graph(args) => cmd::graph::run(args),
         Command::Kustomize(c) => cmd::kustomize::run(c),
         Command::State(args) => cmd::state::run(args),

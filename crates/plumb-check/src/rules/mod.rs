@@ -1,6 +1,40 @@
 //! The rule catalogue, one file per rule, grouped by area.
+//!
+//! # Convention (read by `build.rs`)
+//!
+//! A rule is a `pub struct` in `rules/<area>/<rule_name>.rs` with `impl Rule for ThatStruct`,
+//! whose `fn code` returns a string literal (`"SUB001"`). The `///` block directly above the
+//! `pub struct` (attribute lines may stand between) is the rule's documentation, printed by
+//! `plumb explain CODE`, with these sections:
+//!
+//! ```text
+//! /// ## What it does
+//! /// ...
+//! ///
+//! /// ## Why is this bad?
+//! /// ...
+//! ///
+//! /// ## Example
+//! /// ```yaml
+//! /// ...
+//! /// ```
+//! ///
+//! /// Use instead:
+//! /// ```yaml
+//! /// ...
+//! /// ```
+//! ```
+//!
+//! `build.rs` extracts it into a table at compile time, so it is written only here; a test
+//! (`explain::tests::every_rule_is_documented`) fails for a registered rule without it. Each rule
+//! also has fixture repositories `tests/fixtures/<CODE>/bad` (must produce findings of CODE) and
+//! `tests/fixtures/<CODE>/good` (must produce none), whose text output is snapshotted by
+//! `tests/fixtures.rs`.
 
 use crate::rule::Rule;
+
+mod bld;
+mod ign;
 
 pub mod env;
 pub mod sub;
@@ -13,6 +47,9 @@ mod refs;
 pub fn all() -> Vec<Box<dyn Rule>> {
     let mut rules: Vec<Box<dyn Rule>> = vec![
         // Each area adds its rules here.
+        Box::new(bld::BuildError),
+        Box::new(bld::BuildWarning),
+        Box::new(ign::IgnoreWithoutReason),
         Box::new(sub::UnresolvedVariable),
         Box::new(sub::PlaceholderValue),
         Box::new(sub::ShellSyntax),

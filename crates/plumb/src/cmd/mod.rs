@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod build;
+pub mod check;
+pub mod explain;
 pub mod graph;
 pub mod kustomize;
 pub mod state;

@@ -1,0 +1,67 @@
+//! GitHub Actions workflow commands, one a finding:
+//! `::error file=apps/x.yaml,line=3,endLine=3,col=5,endColumn=9,title=SUB001::message`.
+//! GitHub shows each as an annotation on the pull request's diff.
+
+use crate::finding::Severity;
+use crate::report::Report;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One line per finding. `prefix` is the repository's path inside the workflow's checkout
+/// (`examples/homelab` when plumb checks a subdirectory), so annotations land on the right file.
+pub fn render(report: &Report, prefix: &Path) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let command = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut properties = Vec::new();
+        if let Some(l) = &f.location {
+            let file = super::slash_path(&prefix.join(&l.file));
+            properties.push(format!("file={}", escape_property(&file)));
+            properties.push(format!("line={}", l.line));
+            properties.push(format!("endLine={}", l.line));
+            properties.push(format!("col={}", l.column));
+            properties.push(format!("endColumn={}", l.end_column));
+        }
+        properties.push(format!("title={}", escape_property(f.code)));
+        let mut message = f.message.clone();
+        if !f.chain.is_empty() {
+            message.push_str(&format!("\nchain: {}", f.chain.join(" → ")));
+        }
+        if !f.help.is_empty() {
+            message.push_str(&format!("\nhelp: {}", f.help));
+        }
+        let _ = writeln!(
+            out,
+            "::{command} {}::{}",
+            properties.join(","),
+            escape_data(&message)
+        );
+    }
+    out
+}
+
+/// The message part: `%`, CR and LF are encoded (the runner's `escapeData`).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property value: also `:` and `,` (the runner's `escapeProperty`).
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_as_the_runner_reads() {
+        assert_eq!(escape_data("50%\nnext"), "50%25%0Anext");
+        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+}

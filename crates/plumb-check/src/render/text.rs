@@ -1,0 +1,196 @@
+//! Diagnostics as rustc and miette print them:
+//!
+//! ```text
+//! error[SUB001]: `${GATEWAY_VIP}` is not substituted
+//!   --> platform-config/gateway.yaml:12:16
+//!    |
+//! 12 |     address: ${GATEWAY_VIP}
+//!    |              ^^^^^^^^^^^^^^
+//!    |
+//!   ::: clusters/base/platform.yaml:8:5
+//!    |
+//!  8 |     substituteFrom:
+//!    |     --------------- substitutes from here
+//!    |
+//!    = chain: flux-system/flux-system → flux-system/platform-config
+//!    = help: define GATEWAY_VIP in the cluster-vars ConfigMap
+//! ```
+//!
+//! Colours (ANSI) only when asked for: the caller decides from `--color` and whether stdout is
+//! a terminal.
+
+use crate::finding::{Finding, Location, Severity};
+use crate::report::Report;
+use crate::sources::SourceCache;
+use std::fmt::Write as _;
+
+/// How to print.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOptions {
+    pub color: bool,
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.on && !text.is_empty() {
+            format!("\x1b[{style}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+const BOLD: &str = "1";
+const RED: &str = "1;31";
+const YELLOW: &str = "1;33";
+const BLUE: &str = "1;34";
+
+fn level(severity: Severity) -> (&'static str, &'static str) {
+    match severity {
+        Severity::Error => ("error", RED),
+        Severity::Warning => ("warning", YELLOW),
+    }
+}
+
+/// The whole report, each finding followed by a blank line, then a summary line.
+pub fn render(report: &mut Report, options: TextOptions) -> String {
+    let paint = Paint { on: options.color };
+    let mut out = String::new();
+    let Report {
+        findings, sources, ..
+    } = report;
+    for finding in findings.iter() {
+        out.push_str(&render_finding(finding, sources, &paint));
+        out.push('\n');
+    }
+    out.push_str(&summary(report, &paint));
+    out
+}
+
+/// `Found 2 errors and 1 warning.` (`No findings.`), with the suppressed count.
+fn summary(report: &Report, paint: &Paint) -> String {
+    let (errors, warnings) = (report.errors(), report.warnings());
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("1 {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
+    let mut line = match (errors, warnings) {
+        (0, 0) => "No findings".to_string(),
+        (e, 0) => format!("Found {}", plural(e, "error")),
+        (0, w) => format!("Found {}", plural(w, "warning")),
+        (e, w) => format!("Found {} and {}", plural(e, "error"), plural(w, "warning")),
+    };
+    if report.suppressed > 0 {
+        line.push_str(&format!(" ({} suppressed)", report.suppressed));
+    }
+    line.push_str(".\n");
+    paint.paint(BOLD, &line[..line.len() - 1]) + "\n"
+}
+
+fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> String {
+    let (word, colour) = level(f.severity);
+    let mut out = format!(
+        "{}{}\n",
+        paint.paint(colour, &format!("{word}[{}]", f.code)),
+        paint.paint(BOLD, &format!(": {}", f.message))
+    );
+    let lines = std::iter::once(f.location.as_ref())
+        .chain(f.related.iter().map(|r| Some(&r.location)))
+        .flatten()
+        .map(|l| l.line)
+        .max()
+        .unwrap_or(0);
+    let gutter = lines.to_string().len();
+    let pad = " ".repeat(gutter);
+    let bar = paint.paint(BLUE, "|");
+    if let Some(location) = &f.location {
+        out.push_str(&snippet(
+            location, "-->", '^', "", colour, gutter, sources, paint,
+        ));
+    }
+    for related in &f.related {
+        out.push_str(&snippet(
+            &related.location,
+            ":::",
+            '-',
+            &related.label,
+            BLUE,
+            gutter,
+            sources,
+            paint,
+        ));
+    }
+    if f.location.is_some() || !f.related.is_empty() {
+        let _ = writeln!(out, "{pad} {bar}");
+    }
+    let eq = paint.paint(BLUE, "=");
+    if !f.chain.is_empty() {
+        let _ = writeln!(
+            out,
+            "{pad} {eq} {}: {}",
+            paint.paint(BOLD, "chain"),
+            f.chain.join(" → ")
+        );
+    }
+    if !f.help.is_empty() {
+        let _ = writeln!(out, "{pad} {eq} {}: {}", paint.paint(BOLD, "help"), f.help);
+    }
+    out
+}
+
+/// ` --> file:line:col`, then the source line with the span underlined by `mark`.
+#[allow(clippy::too_many_arguments)]
+fn snippet(
+    location: &Location,
+    arrow: &str,
+    mark: char,
+    label: &str,
+    colour: &str,
+    gutter: usize,
+    sources: &mut SourceCache,
+    paint: &Paint,
+) -> String {
+    let pad = " ".repeat(gutter);
+    let bar = paint.paint(BLUE, "|");
+    let mut out = format!(
+        "{pad}{} {}:{}:{}\n",
+        paint.paint(BLUE, arrow),
+        super::slash_path(&location.file),
+        location.line,
+        location.column
+    );
+    let Some(text) = sources.line(&location.file, location.line) else {
+        return out;
+    };
+    let text = text.to_string();
+    // Keep tabs where the source has them, so the marks line up under the text.
+    let indent: String = text
+        .chars()
+        .take(location.column.saturating_sub(1))
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let available = text.chars().count().saturating_sub(location.column - 1);
+    let width = location
+        .end_column
+        .saturating_sub(location.column)
+        .min(available)
+        .max(1);
+    let marks: String = std::iter::repeat_n(mark, width).collect();
+    let mut underline = format!("{indent}{}", paint.paint(colour, &marks));
+    if !label.is_empty() {
+        underline.push(' ');
+        underline.push_str(&paint.paint(colour, label));
+    }
+    let number = format!("{:>gutter$}", location.line);
+    let _ = writeln!(out, "{pad} {bar}");
+    let _ = writeln!(out, "{} {bar} {text}", paint.paint(BLUE, &number));
+    let _ = writeln!(out, "{pad} {bar} {underline}");
+    out
+}

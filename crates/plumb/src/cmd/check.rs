@@ -1,0 +1,132 @@
+//! `plumb check`: builds the repository, runs the rules, prints the findings as text, JSON,
+//! SARIF or GitHub annotations. Exit 0 when no finding is an error, 1 when one is, 2 for a
+//! usage or configuration error.
+
+use crate::Color;
+use clap::{Args, ValueEnum};
+use plumb_check::render::{self, text::TextOptions};
+use plumb_check::{CheckConfig, Report, Selection};
+use plumb_flux::varsub::Mode;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The repository root.
+    #[arg(default_value = ".")]
+    pub repo: PathBuf,
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
+    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// FluxInstance in the repository syncs.
+    #[arg(long = "entry", value_name = "PATH")]
+    pub entries: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only these rules: codes or prefixes, comma-separated (`SUB,PIN001`); replaces
+    /// `.plumb.yaml`'s `rules.select`.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Not these rules: codes or prefixes, comma-separated; added to `rules.ignore`.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Exit 0 even when findings are errors (configuration errors still exit 2).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Substitute as kustomize-controller before v1.9 (Flux 2.9): an undefined variable is
+    /// an empty string instead of an error.
+    #[arg(long)]
+    pub no_strict: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style diagnostics.
+    Text,
+    /// The `plumb.check/v1` document (docs/check.md).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+pub fn run(args: CheckArgs, color: Color) -> ExitCode {
+    let config = match CheckConfig::load(&args.repo) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::report::error(&e.to_string());
+            return ExitCode::from(2);
+        }
+    };
+    let codes: Vec<String> = args
+        .select
+        .iter()
+        .chain(&args.ignore)
+        .map(|c| c.trim().to_string())
+        .collect();
+    for code in codes.iter().filter(|c| !c.is_empty()) {
+        if let Err(e) = plumb_check::selection::check_code(code) {
+            crate::report::error(&format!("--select/--ignore: {e}"));
+            return ExitCode::from(2);
+        }
+    }
+    let mode = if args.no_strict {
+        Mode::Lenient
+    } else {
+        Mode::Strict
+    };
+    let build = match crate::cmd::build::build(&args.repo, args.entries, mode) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let clean = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let selection = Selection::new(&config.rules, &clean(&args.select), &clean(&args.ignore));
+    let mut report = Report::run(&build, &config, &selection);
+    let text = match args.format {
+        Format::Text => {
+            let color = match color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            };
+            render::text::render(&mut report, TextOptions { color })
+        }
+        Format::Json => json_text(&render::json::render(&report)),
+        Format::Sarif => json_text(&render::sarif::render(&report)),
+        Format::Github => {
+            let prefix = if args.repo.is_relative() {
+                args.repo.clone()
+            } else {
+                PathBuf::new()
+            };
+            render::github::render(&report, &prefix)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    if report.errors() > 0 && !args.exit_zero {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn json_text(value: &serde_json::Value) -> String {
+    // Serialising a `Value` cannot fail: its keys are strings.
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
