@@ -31,6 +31,12 @@
 //! `tests/fixtures/<CODE>/good` (must produce none), whose text output is snapshotted by
 //! `tests/fixtures.rs`.
 
+pub mod api;
+pub mod lck;
+pub mod pin;
+pub(crate) mod repo_files;
+pub mod sec;
+
 use crate::rule::Rule;
 
 mod bld;
@@ -47,6 +53,13 @@ mod refs;
 pub fn all() -> Vec<Box<dyn Rule>> {
     let mut rules: Vec<Box<dyn Rule>> = vec![
         // Each area adds its rules here.
+        Box::new(pin::image_without_digest::ImageWithoutDigest),
+        Box::new(pin::floating_chart_version::FloatingChartVersion),
+        Box::new(pin::action_not_pinned::ActionNotPinned),
+        Box::new(sec::plaintext_secret::PlaintextSecret),
+        Box::new(sec::broken_sops_file::BrokenSopsFile),
+        Box::new(api::removed_api_version::RemovedApiVersion),
+        Box::new(lck::missing_lock_file::MissingLockFile),
         Box::new(bld::BuildError),
         Box::new(bld::BuildWarning),
         Box::new(ign::IgnoreWithoutReason),

@@ -1,0 +1,6 @@
+//! Pinning: images, charts and CI actions named by something that cannot move.
+
+pub mod action_not_pinned;
+pub mod floating_chart_version;
+pub mod image_without_digest;
+mod version;

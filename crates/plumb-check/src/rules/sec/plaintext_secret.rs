@@ -1,0 +1,218 @@
+//! SEC001: Secrets committed in plaintext.
+
+use crate::finding::{Finding, Location};
+use crate::rule::{CheckContext, Rule};
+use crate::rules::repo_files::{self, Chains};
+use plumb_flux::sops::is_encrypted_value;
+use plumb_yaml::Node;
+use std::path::Path;
+
+/// ## What it does
+/// Finds Kubernetes Secrets whose `data` or `stringData` is in plaintext in the repository's
+/// files: a `kind: Secret` document without SOPS metadata, and a kustomize `secretGenerator`
+/// with `literals`, or with `envs`/`files` that are not SOPS-encrypted. Every YAML file of the
+/// repository is read, built or not: a file Flux never applies is still in Git's history.
+/// Values that hold a `${VAR}` reference are templates that substitution fills in, and are not
+/// reported. The finding
+/// points at the first key with a value.
+///
+/// ## Why is this bad?
+/// Everyone who can clone the repository, every CI runner and every fork now has the password,
+/// and deleting the file later does not take it out of the history: the credential has to be
+/// rotated. base64 in `data` is an encoding, not encryption.
+///
+/// ## Example
+/// ```yaml
+/// apiVersion: v1
+/// kind: Secret
+/// metadata:
+///   name: s3-credentials
+/// stringData:
+///   SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG
+/// ```
+///
+/// Use instead: encrypt it with SOPS and let kustomize-controller decrypt it
+/// (`spec.decryption.provider: sops` on the Flux Kustomization):
+/// ```yaml
+/// stringData:
+///   SECRET_ACCESS_KEY: ENC[AES256_GCM,data:hKXnvDw1...,type:str]
+/// sops:
+///   age:
+///     - recipient: age13tgzjy06gy9vw4jkffn7qx9a0232a0g5nzux40dlju44y788yuasc72rfu
+///   # ...
+/// ```
+/// (`sops --encrypt --in-place s3-credentials.sops.yaml`), or keep the value outside Git
+/// (External Secrets, a secret manager).
+pub struct PlaintextSecret;
+
+impl Rule for PlaintextSecret {
+    fn code(&self) -> &'static str {
+        "SEC001"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a Secret with plaintext `data`/`stringData` committed in Git"
+    }
+
+    fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        let chains = Chains::of(cx.build, cx.root);
+        for file in repo_files::files(cx.root) {
+            if !repo_files::is_yaml(&file) {
+                continue;
+            }
+            let Some(docs) = repo_files::documents(&file) else {
+                continue;
+            };
+            let rel = repo_files::relative(cx.root, &file);
+            for doc in &docs {
+                if doc.get("sops").is_some() {
+                    // Encrypted, or meant to be: SEC002 judges its metadata.
+                    continue;
+                }
+                let chain = chains.get(&rel, doc);
+                if doc.str_at(&["kind"]) == Some("Secret") {
+                    if let Some(finding) = secret_document(doc, cx.root) {
+                        out.push(finding.with_chain(chain));
+                    }
+                }
+                if doc.str_at(&["kind"]) == Some("Kustomization")
+                    && doc
+                        .str_at(&["apiVersion"])
+                        .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"))
+                {
+                    secret_generators(doc, &file, cx.root, out);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a value is secret material: not empty, not encrypted, and not a template whose
+/// secret parts postBuild substitution fills in from elsewhere (`${DB_PASSWORD}`).
+fn is_plaintext(value: &str) -> bool {
+    let value = value.trim();
+    !value.is_empty() && !is_encrypted_value(value) && !value.contains("${")
+}
+
+fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
+    let name = doc.str_at(&["metadata", "name"]).unwrap_or("(unnamed)");
+    for field in ["data", "stringData"] {
+        let Some(entries) = doc.get(field).and_then(Node::as_mapping) else {
+            continue;
+        };
+        for (key, value) in entries {
+            if value.scalar_value().is_some_and(is_plaintext) {
+                let key_name = key.scalar_value().unwrap_or_default();
+                let encoding = if field == "data" {
+                    " (base64 is an encoding, not encryption)"
+                } else {
+                    ""
+                };
+                return Some(
+                    Finding::new(
+                        "SEC001",
+                        format!("Secret `{name}` is committed with its `{field}.{key_name}` in plaintext{encoding}"),
+                        "encrypt the file with SOPS (`sops --encrypt --in-place FILE`, decrypted by the Flux Kustomization's `spec.decryption`), or keep the value out of Git, and rotate the credential: Git keeps it in its history",
+                    )
+                    .at(Location::of(key, root)),
+                );
+            }
+        }
+    }
+    None
+}
+
+/// `secretGenerator` entries whose values are in the repository in plaintext.
+fn secret_generators(doc: &Node, file: &Path, root: &Path, out: &mut Vec<Finding>) {
+    let dir = file.parent().unwrap_or(root);
+    for generator in doc
+        .get("secretGenerator")
+        .and_then(Node::as_sequence)
+        .into_iter()
+        .flatten()
+    {
+        let name = generator.str_at(&["name"]).unwrap_or("(unnamed)");
+        let literal = generator
+            .get("literals")
+            .and_then(Node::as_sequence)
+            .into_iter()
+            .flatten()
+            .find(|l| {
+                l.scalar_value()
+                    .and_then(|s| s.split_once('='))
+                    .is_some_and(|(_, v)| is_plaintext(v))
+            });
+        if let Some(literal) = literal {
+            let key = literal
+                .scalar_value()
+                .and_then(|s| s.split_once('='))
+                .map_or("", |(k, _)| k);
+            out.push(
+                Finding::new(
+                    "SEC001",
+                    format!("secretGenerator `{name}` has the literal `{key}` in plaintext"),
+                    "move the value into a SOPS-encrypted file (`envs: [secret.sops.env]`, which kustomize-controller decrypts), or out of Git, and rotate it",
+                )
+                .at(Location::of(literal, root)),
+            );
+            continue;
+        }
+        for field in ["envs", "files"] {
+            let plain = generator
+                .get(field)
+                .and_then(Node::as_sequence)
+                .into_iter()
+                .flatten()
+                .find(|f| {
+                    f.scalar_value()
+                        .map(|s| s.rsplit_once('=').map_or(s, |(_, path)| path))
+                        .is_some_and(|path| is_plaintext_file(&dir.join(path)))
+                });
+            if let Some(entry) = plain {
+                out.push(
+                    Finding::new(
+                        "SEC001",
+                        format!(
+                            "secretGenerator `{name}` reads `{}`, which is not SOPS-encrypted",
+                            entry.scalar_value().unwrap_or_default()
+                        ),
+                        "encrypt the file with SOPS (`sops --encrypt --in-place FILE`), which kustomize-controller decrypts before generating, or keep it out of Git, and rotate its values",
+                    )
+                    .at(Location::of(entry, root)),
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// A file in the repository with content and no SOPS metadata in any of sops's formats
+/// (YAML/JSON `sops` key, dotenv `sops_mac=`, INI `[sops]`).
+fn is_plaintext_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    !text.trim().is_empty()
+        && !text.contains("sops_mac=")
+        && !text.contains("\"sops\":")
+        && !text.contains("\nsops:")
+        && !text.starts_with("sops:")
+        && !text.contains("[sops]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_not_secrets() {
+        assert!(is_plaintext("hunter2"));
+        assert!(!is_plaintext("postgres://app:${DB_PASSWORD}@db"));
+        assert!(!is_plaintext("${DB_PASSWORD}"));
+        assert!(!is_plaintext(" ${A}${B} "));
+        assert!(!is_plaintext(""));
+        assert!(!is_plaintext(
+            "ENC[AES256_GCM,data:abc=,iv:x,tag:y,type:str]"
+        ));
+    }
+}

@@ -1,0 +1,127 @@
+//! Issue 5's acceptance for the pinning, secret, API-version and lock-file rules on
+//! `examples/homelab`: the repository as committed has none of their findings, for dev and for
+//! prod, and each planted mistake gives the expected finding at the text that is wrong.
+
+use plumb_check::{check, CheckConfig, Finding};
+use plumb_flux::build::{build_repository, Options};
+use std::path::{Path, PathBuf};
+
+const CODES: &[&str] = &[
+    "PIN001", "PIN002", "PIN003", "SEC001", "SEC002", "API001", "LCK001",
+];
+
+/// A fresh copy of `examples/homelab` in a directory of its own.
+fn homelab(name: &str) -> PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
+    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("homelab-pin-sec-{name}"));
+    let _ = std::fs::remove_dir_all(&to);
+    copy_dir(&from, &to);
+    to
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// This area's findings for one entry of the repository at `root`.
+fn findings(root: &Path, entry: &str) -> Vec<Finding> {
+    let options = Options {
+        entries: vec![entry.to_string()],
+        ..Options::default()
+    };
+    let build = build_repository(root, &options).unwrap();
+    check(&build.root, &build, &CheckConfig::default())
+        .into_iter()
+        .filter(|f| CODES.contains(&f.code))
+        .collect()
+}
+
+/// `CODE file:line:column` per finding.
+fn places(findings: &[Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|f| match &f.location {
+            Some(l) => format!("{} {}:{}:{}", f.code, l.file.display(), l.line, l.column),
+            None => format!("{} (no location): {}", f.code, f.message),
+        })
+        .collect()
+}
+
+/// `file:line:column` of the first occurrence of `needle` in a file of the repository.
+fn place_of(root: &Path, file: &str, needle: &str) -> String {
+    let text = std::fs::read_to_string(root.join(file)).unwrap();
+    let offset = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{file} has no {needle:?}"));
+    let line = text[..offset].matches('\n').count() + 1;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let column = text[line_start..offset].chars().count() + 1;
+    format!("{file}:{line}:{column}")
+}
+
+#[test]
+fn the_committed_homelab_has_none_of_these_findings() {
+    let root = homelab("committed");
+    for entry in ["clusters/dev", "clusters/prod"] {
+        let found = findings(&root, entry);
+        assert!(found.is_empty(), "{entry}: {:#?}", places(&found));
+    }
+}
+
+#[test]
+fn an_image_by_tag_without_digest_is_pin001_at_the_image() {
+    let root = homelab("pin001");
+    let file = "apps/wave-1/backup/cronjob.yaml";
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let pinned = "docker.io/rclone/rclone@sha256:8e8fdf5d13c57e65a35c323e67459d56b743a7622d3be73f3886a1dd07565889";
+    assert!(text.contains(pinned));
+    std::fs::write(
+        &path,
+        text.replace(pinned, "docker.io/rclone/rclone:1.69.3"),
+    )
+    .unwrap();
+    let expected = format!(
+        "PIN001 {}",
+        place_of(&root, file, "docker.io/rclone/rclone:1.69.3")
+    );
+    for entry in ["clusters/dev", "clusters/prod"] {
+        let found = findings(&root, entry);
+        assert_eq!(places(&found), vec![expected.clone()], "{entry}");
+        assert!(found[0].message.contains("docker.io/rclone/rclone:1.69.3"));
+        assert!(found[0]
+            .chain
+            .last()
+            .is_some_and(|k| k == "flux-system/apps-wave-1"));
+    }
+}
+
+#[test]
+fn the_sops_file_decrypted_into_plaintext_is_sec001_at_its_first_key() {
+    let root = homelab("sec001");
+    let file = "apps/wave-1/backup/s3-credentials.sops.yaml";
+    std::fs::write(
+        root.join(file),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n    name: s3-credentials\n    namespace: backup\ntype: Opaque\nstringData:\n    ACCESS_KEY_ID: homelab-backup\n    SECRET_ACCESS_KEY: 9f3c1e7a52b84d06\n",
+    )
+    .unwrap();
+    let expected = format!("SEC001 {}", place_of(&root, file, "ACCESS_KEY_ID"));
+    for entry in ["clusters/dev", "clusters/prod"] {
+        let found = findings(&root, entry);
+        assert_eq!(places(&found), vec![expected.clone()], "{entry}");
+        assert!(found[0].message.contains("stringData.ACCESS_KEY_ID"));
+        assert!(
+            !found[0].message.contains("homelab-backup"),
+            "a finding never prints the secret"
+        );
+    }
+}
