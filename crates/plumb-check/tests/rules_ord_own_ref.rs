@@ -1,0 +1,130 @@
+//! The apply-order, ownership and reference rules on their fixture repositories: each `bad`
+//! repository gives exactly one finding of its code, at the offending text, and its `good`
+//! twin gives none of this area's findings.
+
+use plumb_check::{check, CheckConfig, Finding};
+use plumb_flux::build::{build_repository, Options};
+use std::path::{Path, PathBuf};
+
+const CODES: &[&str] = &[
+    "ORD001", "ORD002", "ORD003", "ORD004", "ORD005", "ORD006", "OWN001", "REF001",
+];
+
+fn fixture(code: &str, variant: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(code)
+        .join(variant)
+}
+
+/// This area's findings on a fixture repository.
+fn findings(root: &Path) -> Vec<Finding> {
+    let config = CheckConfig::load(root).unwrap();
+    let build = build_repository(root, &Options::default()).unwrap();
+    check(&build.root, &build, &config)
+        .into_iter()
+        .filter(|f| CODES.contains(&f.code))
+        .collect()
+}
+
+/// `file:line:column` of a location.
+fn place(l: &plumb_check::Location) -> String {
+    format!("{}:{}:{}", l.file.display(), l.line, l.column)
+}
+
+/// Asserts the one finding of `bad` and none in `good`; returns the finding.
+fn one(code: &str, at: &str) -> Finding {
+    let found = findings(&fixture(code, "bad"));
+    let places: Vec<String> = found
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f.code,
+                f.location.as_ref().map(place).unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(places, [format!("{code} {at}")], "{found:#?}");
+    let good = findings(&fixture(code, "good"));
+    assert!(good.is_empty(), "{code}/good: {good:#?}");
+    found.into_iter().next().unwrap()
+}
+
+/// The secondary span's `file:line`.
+fn related(f: &Finding) -> String {
+    let l = &f.related[0].location;
+    format!("{}:{}", l.file.display(), l.line)
+}
+
+#[test]
+fn ord001_a_kind_nothing_defines() {
+    let f = one("ORD001", "issuers/cluster-issuer.yaml:2:7");
+    assert!(
+        f.message.contains("`ClusterIssuer` (certmanager.io/v1)"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/issuers"]);
+}
+
+#[test]
+fn ord002_a_crd_from_a_kustomization_not_depended_on() {
+    let f = one("ORD002", "platform-config/kubevirt.yaml:2:7");
+    assert_eq!(related(&f), "platform/kubevirt/crd.yaml:8");
+    assert!(
+        f.help.contains("{name: platform, namespace: flux-system}"),
+        "{}",
+        f.help
+    );
+}
+
+#[test]
+fn ord003_a_crd_from_a_helm_release_beside_it() {
+    let f = one("ORD003", "platform/cluster-issuer.yaml:2:7");
+    assert_eq!(related(&f), "platform/cert-manager/release.yaml:23");
+}
+
+#[test]
+fn ord004_a_runtime_crd_beside_its_creator() {
+    let f = one("ORD004", "platform-config/golden-images.yaml:2:7");
+    assert_eq!(related(&f), "platform-config/cdi.yaml:2");
+}
+
+#[test]
+fn ord005_a_dependency_that_does_not_exist() {
+    let f = one("ORD005", "clusters/dev/kustomizations.yaml:29:13");
+    assert!(
+        f.message.contains("flux-system/infrastructure"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn ord006_a_dependency_cycle() {
+    let f = one("ORD006", "clusters/dev/kustomizations.yaml:31:7");
+    assert!(
+        f.message
+            .contains("flux-system/apps → flux-system/infra → flux-system/apps"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn own001_an_object_with_two_writers() {
+    let f = one("OWN001", "apps/grafana-dashboards/namespace.yaml:4:9");
+    assert_eq!(related(&f), "infra/namespace.yaml:4");
+    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+}
+
+#[test]
+fn ref001_a_chart_ref_to_nothing() {
+    let f = one("REF001", "apps/podinfo/release.yaml:10:11");
+    assert!(
+        f.message.contains("OCIRepository/podinfo/podinfo-chart"),
+        "{}",
+        f.message
+    );
+}
