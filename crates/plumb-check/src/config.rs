@@ -543,8 +543,8 @@ rules:
     #[test]
     fn severities_and_codes_are_checked() {
         assert_eq!(
-            parse("rules:\n  severity:\n    BLD001: warn\n").unwrap_err(),
-            ".plumb.yaml:3: severity `warn` is neither `error` nor `warning`; did you mean `error`?"
+            parse("rules:\n  severity:\n    BLD001: warnig\n").unwrap_err(),
+            ".plumb.yaml:3: severity `warnig` is neither `error` nor `warning`; did you mean `warning`?"
         );
         let err = parse("rules:\n  ignore: [XYZ123]\n").unwrap_err();
         assert!(

@@ -92,7 +92,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.codes, vec!["PIN001", "PIN002"]);
         assert_eq!(c.reason.as_deref(), Some("vendor has no digests"));
-        assert_eq!(c.column, 22);
+        assert_eq!(c.column, 21);
         let c = IgnoreComment::parse("# plumb:ignore SUB002").unwrap();
         assert_eq!(c.reason, None);
         assert_eq!(c.column, 1);

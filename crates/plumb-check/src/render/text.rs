@@ -116,6 +116,9 @@ fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> Stri
         ));
     }
     for related in &f.related {
+        if f.location.is_some() {
+            let _ = writeln!(out, "{pad} {bar}");
+        }
         out.push_str(&snippet(
             &related.location,
             ":::",

@@ -21,7 +21,12 @@ fn diagnostics_as_findings(
 ) {
     let mut sources = SourceCache::new(cx.root);
     for d in cx.build.diagnostics().filter(|d| d.severity == severity) {
-        out.push(finding(d, code, &mut sources));
+        let mut f = finding(d, code, &mut sources);
+        // Messages quote absolute paths (kustomize's own); keep output independent of where
+        // the repository is checked out.
+        let prefix = format!("{}/", cx.root.display());
+        f.message = f.message.replace(&prefix, "");
+        out.push(f);
     }
 }
 
