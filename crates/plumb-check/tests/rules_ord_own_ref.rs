@@ -82,7 +82,7 @@ fn ord002_a_crd_from_a_kustomization_not_depended_on() {
 #[test]
 fn ord003_a_crd_from_a_helm_release_beside_it() {
     let f = one("ORD003", "platform/cluster-issuer.yaml:2:7");
-    assert_eq!(related(&f), "platform/cert-manager/release.yaml:23");
+    assert_eq!(related(&f), "platform/cert-manager/release.yaml:24");
 }
 
 #[test]

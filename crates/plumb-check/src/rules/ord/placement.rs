@@ -42,11 +42,11 @@ impl Provider<'_> {
         match self.kind {
             ProviderKind::Crd => self.object.node_at(&["spec", "names", "kind"]),
             ProviderKind::HelmRelease => {
-                let chart_ref = self.object.node_at(&["spec", "chartRef"]);
-                match chart_ref {
-                    Some(n) if Some(n) != self.object.origin.as_ref() => Some(n),
-                    _ => self.object.node_at(&["spec", "chart"]),
-                }
+                let origin = self.object.origin.as_ref()?;
+                origin
+                    .get_path(&["spec", "chartRef", "name"])
+                    .or_else(|| origin.get_path(&["spec", "chart", "spec", "chart"]))
+                    .or(Some(origin))
             }
             ProviderKind::Controller => self.object.node_at(&["kind"]),
         }
