@@ -1,0 +1,278 @@
+//! The pinning, secret, API-version and lock-file rules on their fixture repositories: each
+//! `bad` fixture gives exactly its one finding, at the file, line and column of the text that
+//! is wrong, and each `good` fixture (the same repository, fixed) gives none of these codes.
+
+use plumb_check::rules::sec::broken_sops_file::BrokenSopsFile;
+use plumb_check::{check, CheckConfig, CheckContext, Finding, Severity};
+use plumb_flux::build::{build_repository, Options};
+use plumb_flux::sops::AgeKeys;
+use std::path::{Path, PathBuf};
+
+const CODES: &[&str] = &[
+    "PIN001", "PIN002", "PIN003", "SEC001", "SEC002", "API001", "LCK001",
+];
+
+fn fixture(code: &str, kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(code)
+        .join(kind)
+}
+
+/// This area's findings on the repository at `root`, with the default configuration.
+fn findings(root: &Path) -> Vec<Finding> {
+    let build = build_repository(root, &Options::default()).unwrap();
+    check(&build.root, &build, &CheckConfig::default())
+        .into_iter()
+        .filter(|f| CODES.contains(&f.code))
+        .collect()
+}
+
+/// `(code, file, line, column)` per finding.
+fn places(findings: &[Finding]) -> Vec<(&'static str, String, usize, usize)> {
+    findings
+        .iter()
+        .map(|f| {
+            let l = f.location.as_ref().expect("every finding has a location");
+            (f.code, l.file.display().to_string(), l.line, l.column)
+        })
+        .collect()
+}
+
+fn assert_bad(code: &str, file: &str, line: usize, column: usize) -> Finding {
+    let found = findings(&fixture(code, "bad"));
+    assert_eq!(
+        places(&found),
+        vec![(code_static(code), file.to_string(), line, column)],
+        "{code}/bad: {found:#?}"
+    );
+    found.into_iter().next().unwrap()
+}
+
+fn code_static(code: &str) -> &'static str {
+    CODES.iter().copied().find(|c| *c == code).unwrap()
+}
+
+#[test]
+fn every_good_fixture_is_clean() {
+    for code in CODES {
+        let found = findings(&fixture(code, "good"));
+        assert!(found.is_empty(), "{code}/good: {:#?}", places(&found));
+    }
+}
+
+#[test]
+fn pin001_points_at_the_image() {
+    let f = assert_bad("PIN001", "apps/podinfo/deployment.yaml", 17, 18);
+    assert!(
+        f.message.contains("`ghcr.io/stefanprodan/podinfo:6.8.0`"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+}
+
+#[test]
+fn pin002_points_at_the_version_range() {
+    let f = assert_bad("PIN002", "apps/cert-manager/release.yaml", 10, 16);
+    assert!(f.message.contains("`>=1.0.0`"), "{}", f.message);
+}
+
+#[test]
+fn pin003_points_at_the_action() {
+    let f = assert_bad("PIN003", ".github/workflows/validate.yaml", 13, 15);
+    assert!(f.message.contains("`v4`"), "{}", f.message);
+}
+
+#[test]
+fn sec001_points_at_the_first_key() {
+    let f = assert_bad("SEC001", "apps/backup/s3-credentials.sops.yaml", 8, 5);
+    assert!(
+        f.message.contains("stringData.ACCESS_KEY_ID"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !f.message.contains("backup-writer"),
+        "a finding never prints the secret"
+    );
+    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+}
+
+#[test]
+fn sec002_points_at_the_broken_metadata() {
+    let f = assert_bad("SEC002", "apps/backup/s3-credentials.sops.yaml", 10, 1);
+    assert!(f.message.contains("sops.mac"), "{}", f.message);
+}
+
+#[test]
+fn api001_points_at_the_api_version() {
+    let f = assert_bad("API001", "apps/podinfo/disruption-budget.yaml", 1, 13);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.message.contains("removed in Kubernetes 1.25"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn lck001_points_at_the_terraform_block() {
+    let f = assert_bad("LCK001", "infra/backup-bucket/main.tf", 2, 1);
+    assert!(f.message.contains("`infra/backup-bucket`"), "{}", f.message);
+}
+
+/// A copy of a fixture in a directory of its own, for variants.
+fn copy_of(code: &str, kind: &str, name: &str) -> PathBuf {
+    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pin-sec-api-{name}"));
+    let _ = std::fs::remove_dir_all(&to);
+    copy_dir(&fixture(code, kind), &to);
+    to
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn edit(root: &Path, file: &str, old: &str, new: &str) {
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(old), "{file} has no {old:?}");
+    std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+}
+
+/// SEC002 with the homelab's age key, which the fixtures' SOPS file is encrypted for.
+fn sec002_with_key(root: &Path) -> Vec<(&'static str, String, usize, usize)> {
+    let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab/age.agekey");
+    let keys = AgeKeys::from_file(&key).unwrap();
+    let build = build_repository(root, &Options::default()).unwrap();
+    let config = CheckConfig::default();
+    let cx = CheckContext {
+        root: &build.root,
+        build: &build,
+        config: &config,
+    };
+    let mut out = Vec::new();
+    BrokenSopsFile.check_with_keys(&cx, Some(&keys), &mut out);
+    places(&out)
+}
+
+const SOPS_FILE: &str = "apps/backup/s3-credentials.sops.yaml";
+
+#[test]
+fn sec002_verifies_the_mac_when_a_key_is_given() {
+    let intact = copy_of("SEC002", "good", "sec002-intact");
+    assert_eq!(sec002_with_key(&intact), vec![]);
+
+    let altered = copy_of("SEC002", "good", "sec002-altered");
+    edit(
+        &altered,
+        SOPS_FILE,
+        "2026-11-29T20:11:01Z",
+        "2026-11-30T20:11:01Z",
+    );
+    // Without a key the structure is intact; with it, the MAC fails at `sops.mac`.
+    assert!(findings(&altered).is_empty());
+    assert_eq!(
+        sec002_with_key(&altered),
+        vec![("SEC002", SOPS_FILE.to_string(), 22, 5)]
+    );
+}
+
+#[test]
+fn sec002_finds_plaintext_pasted_into_an_encrypted_file() {
+    let root = copy_of("SEC002", "good", "sec002-pasted");
+    let text = std::fs::read_to_string(root.join(SOPS_FILE)).unwrap();
+    let start = text.find("    SECRET_ACCESS_KEY: ENC[").unwrap();
+    let end = start + text[start..].find('\n').unwrap();
+    let pasted = format!(
+        "{}    SECRET_ACCESS_KEY: 6PdFz2qv9KkTn4Wc{}",
+        &text[..start],
+        &text[end..]
+    );
+    std::fs::write(root.join(SOPS_FILE), pasted).unwrap();
+    let found = findings(&root);
+    assert_eq!(
+        places(&found),
+        vec![("SEC002", SOPS_FILE.to_string(), 9, 24)]
+    );
+    assert!(
+        found[0].message.contains("`stringData.SECRET_ACCESS_KEY`"),
+        "{}",
+        found[0].message
+    );
+    assert!(!found[0].message.contains("6PdFz2qv9KkTn4Wc"));
+}
+
+#[test]
+fn sec002_finds_a_file_no_creation_rule_covers() {
+    let root = copy_of("SEC002", "good", "sec002-uncovered");
+    edit(
+        &root,
+        ".sops.yaml",
+        "path_regex: .*\\.sops\\.yaml$",
+        "path_regex: ^clusters/.*\\.sops\\.yaml$",
+    );
+    let found = findings(&root);
+    assert_eq!(
+        places(&found),
+        vec![("SEC002", SOPS_FILE.to_string(), 10, 1)]
+    );
+    assert!(
+        found[0].message.contains("no creation rule"),
+        "{}",
+        found[0].message
+    );
+
+    std::fs::remove_file(root.join(".sops.yaml")).unwrap();
+    let found = findings(&root);
+    assert_eq!(
+        places(&found),
+        vec![("SEC002", SOPS_FILE.to_string(), 10, 1)]
+    );
+    assert!(
+        found[0].message.contains("no `.sops.yaml`"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn pin001_reads_helm_values_and_every_container_list() {
+    let root = copy_of("PIN001", "good", "pin001-variants");
+    edit(
+        &root,
+        "apps/podinfo/deployment.yaml",
+        "      containers:\n",
+        "      initContainers:\n        - name: migrate\n          image: docker.io/library/busybox:1.37\n      containers:\n",
+    );
+    std::fs::write(
+        root.join("apps/podinfo/release.yaml"),
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: redis\nspec:\n  interval: 30m\n  chartRef:\n    kind: OCIRepository\n    name: redis\n  values:\n    image:\n      repository: docker.io/bitnami/redis\n      tag: 7.4.2\n    metrics:\n      image: docker.io/oliver006/redis_exporter:v1.67.0\n    sentinel:\n      image:\n        repository: docker.io/bitnami/redis-sentinel\n        tag: 7.4.2@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
+    edit(
+        &root,
+        "apps/podinfo/kustomization.yaml",
+        "  - deployment.yaml\n",
+        "  - deployment.yaml\n  - release.yaml\n",
+    );
+    let found = findings(&root);
+    assert_eq!(
+        places(&found),
+        vec![
+            ("PIN001", "apps/podinfo/deployment.yaml".to_string(), 17, 18),
+            ("PIN001", "apps/podinfo/release.yaml".to_string(), 13, 12),
+            ("PIN001", "apps/podinfo/release.yaml".to_string(), 15, 14),
+        ]
+    );
+}
