@@ -116,6 +116,13 @@ fn errors() {
     check("errors");
 }
 
+/// A Secret read through substituteFrom that no key can decrypt: its values become a visible
+/// placeholder and a warning, never an empty string.
+#[test]
+fn sops_substitute_from() {
+    check("sops-substitute-from");
+}
+
 /// The build is the same whatever the number of threads.
 #[test]
 fn deterministic_across_thread_counts() {
