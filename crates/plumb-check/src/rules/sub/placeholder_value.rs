@@ -69,7 +69,7 @@ impl Rule for PlaceholderValue {
                     let Some(origin) = &object.origin else {
                         continue;
                     };
-                    scope::for_each_scalar(origin, &mut |scalar| {
+                    scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         for (location, token) in placeholders_in(cx, scalar, &patterns) {
                             pending.entry(location).or_insert_with(|| Pending {
                                 token,
@@ -91,7 +91,7 @@ impl Rule for PlaceholderValue {
                     if !scope.substitutes(object) {
                         continue;
                     }
-                    scope::for_each_scalar(origin, &mut |scalar| {
+                    scope::for_each_scalar(origin, &scope.ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
                         }
@@ -111,6 +111,7 @@ impl Rule for PlaceholderValue {
                                     value: node.scalar_value().unwrap_or(""),
                                     path: &[],
                                     anchor: Some(node),
+                                    dir: "",
                                 };
                                 scope::locate(cx, &def, &token, 0)
                             });

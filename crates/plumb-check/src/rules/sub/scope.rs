@@ -66,6 +66,9 @@ pub(crate) struct SubstitutionScope<'a> {
     /// As kustomize-controller computes them (later `substituteFrom` wins, inline over all).
     pub vars: Vars,
     pub definitions: BTreeMap<String, Definition>,
+    /// A required `substituteFrom` source is missing: the controller fails the Kustomization
+    /// before it applies anything (SUB004).
+    pub missing_source: bool,
 }
 
 impl<'a> SubstitutionScope<'a> {
@@ -124,10 +127,16 @@ impl<'a> SubstitutionScope<'a> {
             }
         }
         definitions.retain(|k, _| vars.contains_key(k));
+        let missing_source = flux.post_build.as_ref().is_some_and(|post| {
+            post.substitute_from
+                .iter()
+                .any(|r| !r.optional && produced.find(&r.kind, &flux.namespace, &r.name).is_none())
+        });
         SubstitutionScope {
             ks,
             vars,
             definitions,
+            missing_source,
         }
     }
 
@@ -167,12 +176,17 @@ pub(crate) struct ScalarAt<'n> {
     pub value: &'n str,
     pub path: &'n [String],
     pub anchor: Option<&'n Node>,
+    /// The directory the Kustomization builds, relative to the repository root: where a
+    /// generated value without a span (a `configMapGenerator` file) is looked for.
+    pub dir: &'n str,
 }
 
-/// Calls `f` for every scalar value (not key) under `node`, in document order.
-pub(crate) fn for_each_scalar<'n>(node: &'n Node, f: &mut dyn FnMut(&ScalarAt<'_>)) {
+/// Calls `f` for every scalar value (not key) under `node`, an object that Kustomization
+/// directory `dir` builds, in document order.
+pub(crate) fn for_each_scalar(node: &Node, dir: &str, f: &mut dyn FnMut(&ScalarAt<'_>)) {
     fn walk<'n>(
         node: &'n Node,
+        dir: &str,
         path: &mut Vec<String>,
         anchor: Option<&'n Node>,
         f: &mut dyn FnMut(&ScalarAt<'_>),
@@ -188,24 +202,25 @@ pub(crate) fn for_each_scalar<'n>(node: &'n Node, f: &mut dyn FnMut(&ScalarAt<'_
                 value: &s.value,
                 path,
                 anchor,
+                dir,
             }),
             NodeKind::Sequence(items) => {
                 for (i, item) in items.iter().enumerate() {
                     path.push(i.to_string());
-                    walk(item, path, anchor, f);
+                    walk(item, dir, path, anchor, f);
                     path.pop();
                 }
             }
             NodeKind::Mapping(entries) => {
                 for (k, v) in entries {
                     path.push(k.scalar_value().unwrap_or("").to_string());
-                    walk(v, path, anchor, f);
+                    walk(v, dir, path, anchor, f);
                     path.pop();
                 }
             }
         }
     }
-    walk(node, &mut Vec::new(), None, f);
+    walk(node, dir, &mut Vec::new(), None, f);
 }
 
 /// The location of `text[start..end]`, relative to the repository root.
@@ -249,7 +264,66 @@ pub(crate) fn locate(
             return Some(location_in(cx, &span.file, start, start + needle.len()));
         }
     }
+    if scalar.node.span.is_none() {
+        if let Some(found) = generated_source(cx, scalar, needle, nth) {
+            return Some(found);
+        }
+    }
     scalar.anchor.and_then(|a| location_of(cx, a))
+}
+
+/// A generated ConfigMap or Secret value has no span: look for the file it was generated from
+/// (a file named like its key under the Kustomization's directory, for `files:`), else for a
+/// `kustomization.yaml` there holding the text (`literals:`).
+fn generated_source(
+    cx: &CheckContext<'_>,
+    scalar: &ScalarAt<'_>,
+    needle: &str,
+    nth: usize,
+) -> Option<Location> {
+    let [field, key] = scalar.path else {
+        return None;
+    };
+    if !matches!(field.as_str(), "data" | "stringData") {
+        return None;
+    }
+    let mut stack = vec![cx.build.root.join(scalar.dir)];
+    let mut candidates = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = read.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if !name.starts_with('.') {
+                    stack.push(path);
+                }
+            } else if name == key || name == "kustomization.yaml" || name == "kustomization.yml" {
+                candidates.push((name != key, path));
+            }
+        }
+    }
+    candidates.sort();
+    candidates.into_iter().find_map(|(literal, path)| {
+        let text = std::fs::read_to_string(&path).ok()?;
+        // A literal's value follows `KEY=` on one line; a file's text is the value itself.
+        let nth = if literal { 0 } else { nth };
+        let (start, _) = text
+            .match_indices(needle)
+            .filter(|(i, _)| {
+                !literal
+                    || text[..*i]
+                        .rsplit('\n')
+                        .next()
+                        .is_some_and(|l| l.contains(&format!("{key}=")))
+            })
+            .nth(nth)?;
+        let file = SourceFile::new(path, text);
+        Some(location_in(cx, &file, start, start + needle.len()))
+    })
 }
 
 /// Where reference `r` of `scalar`'s value is written in its source.

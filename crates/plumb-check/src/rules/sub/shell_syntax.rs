@@ -65,7 +65,7 @@ impl Rule for ShellSyntax {
                     if !scope.substitutes(object) {
                         continue;
                     }
-                    scope::for_each_scalar(origin, &mut |scalar| {
+                    scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
                         }

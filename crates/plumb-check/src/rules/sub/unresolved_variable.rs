@@ -85,11 +85,11 @@ impl Rule for UnresolvedVariable {
                     let Some(origin) = &object.origin else {
                         continue;
                     };
-                    if postbuild::is_disabled(&object.value) {
+                    if postbuild::is_disabled(&object.value) || scope.missing_source {
                         continue;
                     }
                     let substituted = scope.substitutes(object);
-                    scope::for_each_scalar(origin, &mut |scalar| {
+                    scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
                         }

@@ -1,0 +1,222 @@
+//! SUB001-004 and ENV001-003 on their fixture repositories: each `bad/` repository gives exactly
+//! the expected findings of its code, at the file, line and column of the offending text, and
+//! each `good/` one (the fixed version) gives none of any SUB or ENV code.
+
+use plumb_check::{CheckConfig, Finding};
+use std::path::{Path, PathBuf};
+
+/// A finding's code, file, line and column.
+type Place = (&'static str, String, usize, usize);
+
+fn fixture(code: &str, kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(code)
+        .join(kind)
+}
+
+/// Builds a repository as `plumb check` does and returns the SUB and ENV findings.
+fn check(root: &Path) -> Vec<Finding> {
+    let config = CheckConfig::load(root).expect("the fixture's .plumb.yaml is valid");
+    let build = plumb_flux::build::build_repository(root, &Default::default()).expect("builds");
+    plumb_check::check(root, &build, &config)
+        .into_iter()
+        .filter(|f| f.code.starts_with("SUB") || f.code.starts_with("ENV"))
+        .collect()
+}
+
+/// `(code, file, line, column)` of each finding.
+fn places(findings: &[Finding]) -> Vec<Place> {
+    findings
+        .iter()
+        .map(|f| {
+            let l = f.location.as_ref().expect("every finding points at text");
+            (f.code, l.file.display().to_string(), l.line, l.column)
+        })
+        .collect()
+}
+
+fn at(code: &'static str, file: &str, line: usize, column: usize) -> Place {
+    (code, file.to_string(), line, column)
+}
+
+fn assert_good(code: &str) {
+    let findings = check(&fixture(code, "good"));
+    assert!(
+        findings.is_empty(),
+        "{code}/good must give no SUB/ENV finding: {findings:#?}"
+    );
+}
+
+#[test]
+fn sub001_unresolved_variable() {
+    let findings = check(&fixture("SUB001", "bad"));
+    assert_eq!(
+        places(&findings),
+        vec![
+            // `${WEB_VIP}`: apps has postBuild, but cluster-vars does not define it.
+            at("SUB001", "apps/web/service.yaml", 10, 19),
+            // `${CLUSTER_DOMAIN}` under `infra`, which has no postBuild.
+            at("SUB001", "infra/cluster-info.yaml", 7, 11),
+        ]
+    );
+    assert!(findings[0].message.contains("`${WEB_VIP}` is not defined"));
+    assert!(findings[0].message.contains("strict substitution"));
+    assert!(findings[1].message.contains("literal text"));
+    assert!(findings[1].message.contains("no postBuild"));
+    assert_eq!(
+        findings[1].chain,
+        vec!["entry clusters/dev", "flux-system/infra"]
+    );
+    let width = findings[1]
+        .location
+        .as_ref()
+        .map(|l| l.end_column - l.column);
+    assert_eq!(width, Some("${CLUSTER_DOMAIN}".len()));
+    assert_good("SUB001");
+}
+
+#[test]
+fn sub002_placeholder_value() {
+    let findings = check(&fixture("SUB002", "bad"));
+    assert_eq!(
+        places(&findings),
+        vec![
+            // Written in place.
+            at("SUB002", "apps/web/alerting.yaml", 7, 16),
+            // Through substitution: the definition, with the use as related.
+            at("SUB002", "clusters/dev/cluster-vars.yaml", 9, 12),
+        ]
+    );
+    assert_eq!(
+        findings[0].message,
+        "placeholder `CHANGEME` reaches ConfigMap web/alerting"
+    );
+    assert!(findings[1]
+        .message
+        .contains("`TBD-DEV-WEB-VIP` of `WEB_VIP`"));
+    let related: Vec<_> = findings[1]
+        .related
+        .iter()
+        .map(|r| {
+            (
+                r.location.file.display().to_string(),
+                r.location.line,
+                r.location.column,
+            )
+        })
+        .collect();
+    assert_eq!(related, vec![("apps/web/service.yaml".to_string(), 10, 19)]);
+    assert_good("SUB002");
+}
+
+#[test]
+fn sub002_patterns_are_configurable() {
+    let root = fixture("SUB002", "bad");
+    let mut config = CheckConfig::load(&root).unwrap();
+    config.placeholders = vec!["TBD-DEV-*".into()];
+    let build = plumb_flux::build::build_repository(&root, &Default::default()).unwrap();
+    let codes: Vec<_> = plumb_check::check(&root, &build, &config)
+        .into_iter()
+        .filter(|f| f.code == "SUB002")
+        .map(|f| f.location.map(|l| l.file.display().to_string()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![Some("clusters/dev/cluster-vars.yaml".to_string())]
+    );
+}
+
+#[test]
+fn sub003_shell_syntax_in_a_generated_script() {
+    let findings = check(&fixture("SUB003", "bad"));
+    // The script is a configMapGenerator file: its value has no span, so the finding points
+    // into backup.sh itself.
+    assert_eq!(
+        places(&findings),
+        vec![
+            at("SUB003", "apps/web/backup.sh", 5, 9),
+            at("SUB003", "apps/web/backup.sh", 6, 47),
+        ]
+    );
+    assert!(findings[0].message.contains("`${dir##*/}`"));
+    assert!(findings[0].help.contains("$${dir##*/}"));
+    assert!(findings[1]
+        .message
+        .contains("`${name}` looks like a variable of the script"));
+    assert_good("SUB003");
+}
+
+#[test]
+fn sub004_missing_substitute_source() {
+    let findings = check(&fixture("SUB004", "bad"));
+    // Nothing else: with a required source missing, the controller applies nothing, so
+    // SUB001 does not report the references as literal text.
+    assert_eq!(
+        places(&findings),
+        vec![at("SUB004", "clusters/dev/apps.yaml", 16, 15)]
+    );
+    assert!(findings[0]
+        .message
+        .contains("ConfigMap flux-system/cluster-settings"));
+    assert_good("SUB004");
+}
+
+#[test]
+fn env001_overlay_adds_an_object() {
+    let findings = check(&fixture("ENV001", "bad"));
+    assert_eq!(
+        places(&findings),
+        vec![at("ENV001", "clusters/dev/debug-tools.yaml", 1, 1)]
+    );
+    assert_eq!(
+        findings[0].message,
+        "overlay clusters/dev adds Deployment debug-tools: an environment overlay may only change the cluster's variables (ConfigMap/cluster-vars)"
+    );
+    assert_good("ENV001");
+}
+
+#[test]
+fn env002_invariant_is_false() {
+    let findings = check(&fixture("ENV002", "bad"));
+    // The variable the overlay sets is the primary location; the base's pool and the
+    // invariant are related.
+    assert_eq!(
+        places(&findings),
+        vec![at("ENV002", "clusters/dev/cluster-vars.yaml", 9, 12)]
+    );
+    assert!(findings[0]
+        .message
+        .contains("invariant `web-vip-in-lb-pool` is false for cluster clusters/dev"));
+    let related: Vec<_> = findings[0]
+        .related
+        .iter()
+        .map(|r| (r.location.file.display().to_string(), r.location.line))
+        .collect();
+    assert_eq!(
+        related,
+        vec![
+            ("clusters/base/cluster-vars.yaml".to_string(), 10),
+            ("clusters/base/cluster-vars.yaml".to_string(), 11),
+            (".plumb.yaml".to_string(), 11),
+        ]
+    );
+    assert_good("ENV002");
+}
+
+#[test]
+fn env003_must_set_var_inherited() {
+    let findings = check(&fixture("ENV003", "bad"));
+    assert_eq!(
+        places(&findings),
+        vec![at("ENV003", "clusters/dev/cluster-vars.yaml", 6, 1)]
+    );
+    assert!(findings[0]
+        .message
+        .contains("`CLUSTER_DOMAIN` must be set by overlay clusters/dev"));
+    assert_eq!(
+        findings[0].related[0].location.file.display().to_string(),
+        "clusters/base/cluster-vars.yaml"
+    );
+    assert_good("ENV003");
+}
