@@ -276,3 +276,61 @@ fn pin001_reads_helm_values_and_every_container_list() {
         ]
     );
 }
+
+#[test]
+fn api001_follows_the_configured_kubernetes_version() {
+    let build = build_repository(&fixture("API001", "bad"), &Options::default()).unwrap();
+    let at = |version: &str| -> Vec<(Severity, String)> {
+        let config = CheckConfig {
+            kubernetes_version: Some(version.to_string()),
+            ..CheckConfig::default()
+        };
+        check(&build.root, &build, &config)
+            .into_iter()
+            .filter(|f| f.code == "API001")
+            .map(|f| (f.severity, f.message))
+            .collect()
+    };
+    assert!(at("1.20").is_empty());
+    let deprecated = at("v1.24.3");
+    assert_eq!(deprecated.len(), 1);
+    assert_eq!(deprecated[0].0, Severity::Warning);
+    assert!(
+        deprecated[0].1.contains("deprecated since Kubernetes 1.21"),
+        "{}",
+        deprecated[0].1
+    );
+    assert_eq!(at("1.25")[0].0, Severity::Error);
+}
+
+#[test]
+fn pin002_judges_oci_repository_refs() {
+    let root = copy_of("PIN002", "good", "pin002-oci");
+    let source = |name: &str, reference: &str| {
+        format!("---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: {name}\nspec:\n  interval: 12h\n  url: oci://ghcr.io/example/charts/{name}\n{reference}")
+    };
+    let text = [
+        source("exact", "  ref:\n    tag: 1.4.1\n"),
+        source("digest", "  ref:\n    digest: sha256:369679b046b90a908e16c44449046e98d4821a20fe5ca1b989b96a2a0d8d8d75\n"),
+        source("floating", "  ref:\n    tag: latest\n"),
+        source("range", "  ref:\n    semver: \">=1.0.0\"\n"),
+        source("none", ""),
+    ]
+    .concat();
+    std::fs::write(root.join("apps/cert-manager/oci.yaml"), text).unwrap();
+    edit(
+        &root,
+        "apps/cert-manager/kustomization.yaml",
+        "  - release.yaml\n",
+        "  - release.yaml\n  - oci.yaml\n",
+    );
+    let file = "apps/cert-manager/oci.yaml".to_string();
+    assert_eq!(
+        places(&findings(&root)),
+        vec![
+            ("PIN002", file.clone(), 30, 10),
+            ("PIN002", file.clone(), 40, 13),
+            ("PIN002", file, 48, 8),
+        ]
+    );
+}
