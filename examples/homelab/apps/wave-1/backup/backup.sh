@@ -1,10 +1,11 @@
 #!/bin/sh
-# Flux substitutes cluster-vars in this file too (apps-wave-1 has postBuild): every shell
-# expansion in braces is escaped with a second dollar sign, which Flux removes.
+# Flux substitutes cluster-vars in this file too (apps-wave-1 has postBuild): the bucket and
+# cluster name below are cluster vars. The script's own variables are written without braces
+# ($stamp), which Flux leaves alone, so nothing here needs Flux's double-dollar escape.
 set -eu
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-target="s3://${S3_BACKUP_BUCKET}/${CLUSTER_NAME}/$${stamp}"
+prefix="${S3_BACKUP_BUCKET}/${CLUSTER_NAME}/$stamp"
 for dir in /data/*; do
-  name="$${dir##*/}"
-  tar -C "$dir" -czf - . | rclone rcat "backup:$${target#s3://}/$${name}.tar.gz"
+  name=$(basename "$dir")
+  tar -C "$dir" -czf - . | rclone rcat "backup:$prefix/$name.tar.gz"
 done
