@@ -324,12 +324,7 @@ impl Builder {
         entry: &str,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
-        if loader::is_remote(entry) {
-            return Err(KustomizeError::Unsupported(format!(
-                "remote component {entry:?}: plumb builds offline; vendor it into the repository"
-            )));
-        }
-        let path = loader::clean(&root.join(entry));
+        let path = local_entry(root, entry, "component")?;
         if !path.is_dir() {
             return Err(KustomizeError::Other(format!(
                 "must build at directory: '{}': a component is a directory holding a kustomization",
@@ -467,12 +462,7 @@ impl Builder {
         entry: &str,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
-        if loader::is_remote(entry) {
-            return Err(KustomizeError::Unsupported(format!(
-                "remote resource {entry:?}: plumb builds offline; vendor it into the repository"
-            )));
-        }
-        let path = loader::clean(&root.join(entry));
+        let path = local_entry(root, entry, "resource")?;
         if path.is_dir() {
             let (built, _) = self.build_dir(&path)?;
             for r in built.resources {
@@ -492,6 +482,16 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The local path a `resources:` or `components:` entry names; remote ones are refused.
+fn local_entry(root: &Path, entry: &str, what: &str) -> Result<PathBuf, KustomizeError> {
+    if loader::is_remote(entry) {
+        return Err(KustomizeError::Unsupported(format!(
+            "remote {what} {entry:?}: plumb builds offline; vendor it into the repository"
+        )));
+    }
+    Ok(loader::clean(&root.join(entry)))
 }
 
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.

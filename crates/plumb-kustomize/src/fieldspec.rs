@@ -108,14 +108,22 @@ fn location(node: &Node) -> String {
 
 /// Splits a field path on `/`, keeping `\/` as a literal slash and `[...]` together.
 pub fn split_path(path: &str) -> Vec<String> {
+    let mut out = split_outside_brackets(path, '/', true);
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Splits `path` on `sep` outside `[...]` (list selectors like `[name=a/b]` stay whole); with
+/// `escapes`, a backslash before `sep` makes it literal.
+pub fn split_outside_brackets(path: &str, sep: char, escapes: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0usize;
     let mut chars = path.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if chars.peek() == Some(&'/') => {
-                cur.push('/');
+            '\\' if escapes && chars.peek() == Some(&sep) => {
+                cur.push(sep);
                 chars.next();
             }
             '[' => {
@@ -126,12 +134,11 @@ pub fn split_path(path: &str) -> Vec<String> {
                 depth = depth.saturating_sub(1);
                 cur.push(c);
             }
-            '/' if depth == 0 => out.push(std::mem::take(&mut cur)),
+            c if c == sep && depth == 0 => out.push(std::mem::take(&mut cur)),
             _ => cur.push(c),
         }
     }
     out.push(cur);
-    out.retain(|s| !s.is_empty());
     out
 }
 

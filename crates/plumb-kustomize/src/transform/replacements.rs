@@ -520,25 +520,7 @@ fn ids_of(r: &Resource) -> Vec<ResId> {
 
 /// Splits a dotted field path, keeping `[a.b=c.d]` together.
 pub fn split_field_path(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0usize;
-    for c in path.chars() {
-        match c {
-            '[' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ']' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            '.' if depth == 0 => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
+    crate::fieldspec::split_outside_brackets(path, '.', false)
 }
 
 fn is_list_selector(part: &str) -> bool {
