@@ -6,6 +6,19 @@
 //! [`Report::run`] is what `plumb check` does: only the selected rules, with the configuration's
 //! severity overrides, per-path ignores and `# plumb:ignore` comments applied; [`render`] prints
 //! a report as text, JSON, SARIF or GitHub annotations.
+//!
+//! ```no_run
+//! use plumb_check::{render, CheckConfig, Report, Selection};
+//! use plumb_flux::build::{build_repository, Options};
+//! use std::path::Path;
+//!
+//! let root = Path::new("examples/homelab");
+//! let config = CheckConfig::load(root).unwrap();
+//! let build = build_repository(root, &Options::default()).unwrap();
+//! let selection = Selection::new(&config.rules, &[], &[]);
+//! let mut report = Report::run(&build, &config, &selection);
+//! print!("{}", render::text::render(&mut report, Default::default()));
+//! ```
 
 pub mod config;
 pub mod explain;

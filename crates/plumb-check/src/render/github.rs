@@ -18,6 +18,11 @@ pub fn render(report: &Report, prefix: &Path) -> String {
         };
         let mut properties = Vec::new();
         if let Some(l) = &f.location {
+            // `./x` and `x` are the same file to GitHub only without the `./`.
+            let prefix: std::path::PathBuf = prefix
+                .components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .collect();
             let file = super::slash_path(&prefix.join(&l.file));
             properties.push(format!("file={}", escape_property(&file)));
             properties.push(format!("line={}", l.line));
@@ -63,5 +68,22 @@ mod tests {
     fn escapes_as_the_runner_reads() {
         assert_eq!(escape_data("50%\nnext"), "50%25%0Anext");
         assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_checkout() {
+        use crate::finding::{Finding, Location};
+        let report = Report {
+            root: ".".into(),
+            findings: vec![
+                Finding::new("SUB002", "m", "h").at(Some(Location::line("a/b.yaml", 3, 2, 4)))
+            ],
+            suppressed: 0,
+            sources: crate::sources::SourceCache::new(Path::new(".")),
+        };
+        for prefix in [".", "./"] {
+            assert!(render(&report, Path::new(prefix)).starts_with("::error file=a/b.yaml,line=3,"));
+        }
+        assert!(render(&report, Path::new("./repo")).starts_with("::error file=repo/a/b.yaml,"));
     }
 }
