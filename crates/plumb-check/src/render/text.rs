@@ -179,7 +179,10 @@ fn snippet(
         .take(location.column.saturating_sub(1))
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    let available = text.chars().count().saturating_sub(location.column - 1);
+    let available = text
+        .chars()
+        .count()
+        .saturating_sub(location.column.saturating_sub(1));
     let width = location
         .end_column
         .saturating_sub(location.column)
@@ -196,4 +199,49 @@ fn snippet(
     let _ = writeln!(out, "{} {bar} {text}", paint.paint(BLUE, &number));
     let _ = writeln!(out, "{pad} {bar} {underline}");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{Finding, Location};
+    use crate::sources::SourceCache;
+
+    fn render_one(finding: Finding) -> String {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.yaml"), "key:\n\tvalue: x\n").expect("write");
+        let mut report = Report {
+            root: dir.path().to_path_buf(),
+            findings: vec![finding],
+            suppressed: 0,
+            sources: SourceCache::new(dir.path()),
+        };
+        render(&mut report, TextOptions { color: false })
+    }
+
+    #[test]
+    fn marks_line_up_under_tabs() {
+        let f = Finding::new("SUB001", "msg", "fix it")
+            .at(Some(Location::line("a.yaml", 2, 9, 1)))
+            .with_chain(&["a/b".to_string(), "c/d".to_string()]);
+        assert_eq!(
+            render_one(f),
+            "error[SUB001]: msg\n --> a.yaml:2:9\n  |\n2 | \tvalue: x\n  | \t       ^\n  |\n  = chain: a/b → c/d\n  = help: fix it\n\nFound 1 error.\n"
+        );
+    }
+
+    #[test]
+    fn positions_outside_the_file_do_not_panic() {
+        for (line, column) in [(0, 0), (2, 0), (2, 99), (99, 1)] {
+            let f = Finding::new("SUB001", "msg", "")
+                .at(Some(Location::line("a.yaml", line, column, 3)))
+                .related(Some(Location::line("missing.yaml", 1, 1, 1)), "elsewhere");
+            let text = render_one(f);
+            assert!(
+                text.contains(&format!("--> a.yaml:{line}:{column}")),
+                "{text}"
+            );
+            assert!(text.contains("::: missing.yaml:1:1"), "{text}");
+        }
+    }
 }

@@ -46,7 +46,7 @@ fn finding(d: &Diagnostic, code: &'static str, sources: &mut SourceCache) -> Fin
             // Underline from the column to the end of the line's text.
             let width = sources.line(file, line).map_or(1, |text| {
                 text.chars()
-                    .skip(column - 1)
+                    .skip(column.saturating_sub(1))
                     .collect::<String>()
                     .trim_end()
                     .chars()
