@@ -67,7 +67,9 @@ for p in sys.argv[2:]:
         print(f"{p}: {'/'.join(map(str, e.absolute_path))}: {e.message}")
 sys.exit(1 if bad else 0)
 "#;
-    let out = Command::new("python3")
+    // scripts/test points PLUMB_PYTHON at its virtualenv, which has jsonschema.
+    let python = std::env::var("PLUMB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(python)
         .arg("-c")
         .arg(script)
         .arg(schema)

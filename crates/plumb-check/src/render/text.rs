@@ -94,6 +94,25 @@ fn summary(report: &Report, paint: &Paint) -> String {
     paint.paint(BOLD, &line[..line.len() - 1]) + "\n"
 }
 
+/// Codes whose source lines hold a secret value: the value is not shown.
+const REDACTED_CODES: &[&str] = &["SEC001"];
+
+/// The line with whatever follows its first `: ` or `=` replaced, so the key stays readable
+/// and the value does not reach the output.
+fn redact_value(line: &str) -> String {
+    let cut = match (line.find(": "), line.find('=')) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    match cut {
+        Some(i) => {
+            let sep = if line[i..].starts_with(": ") { 2 } else { 1 };
+            format!("{}<redacted>", &line[..i + sep])
+        }
+        None => line.to_string(),
+    }
+}
+
 fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> String {
     let (word, colour) = level(f.severity);
     let mut out = format!(
@@ -110,9 +129,11 @@ fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> Stri
     let gutter = lines.to_string().len();
     let pad = " ".repeat(gutter);
     let bar = paint.paint(BLUE, "|");
+    // A finding about a plaintext secret must not print the secret into a CI log.
+    let redact = REDACTED_CODES.contains(&f.code);
     if let Some(location) = &f.location {
         out.push_str(&snippet(
-            location, "-->", '^', "", colour, gutter, sources, paint,
+            location, "-->", '^', "", colour, gutter, sources, paint, redact,
         ));
     }
     for related in &f.related {
@@ -128,6 +149,7 @@ fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> Stri
             gutter,
             sources,
             paint,
+            redact,
         ));
     }
     if f.location.is_some() || !f.related.is_empty() {
@@ -159,6 +181,7 @@ fn snippet(
     gutter: usize,
     sources: &mut SourceCache,
     paint: &Paint,
+    redact: bool,
 ) -> String {
     let pad = " ".repeat(gutter);
     let bar = paint.paint(BLUE, "|");
@@ -172,7 +195,11 @@ fn snippet(
     let Some(text) = sources.line(&location.file, location.line) else {
         return out;
     };
-    let text = text.to_string();
+    let text = if redact {
+        redact_value(text)
+    } else {
+        text.to_string()
+    };
     // Keep tabs where the source has them, so the marks line up under the text.
     let indent: String = text
         .chars()

@@ -20,7 +20,13 @@ fn diagnostics_as_findings(
     out: &mut Vec<Finding>,
 ) {
     let mut sources = SourceCache::new(cx.root);
-    for d in cx.build.diagnostics().filter(|d| d.severity == severity) {
+    // Diagnostics another rule reports under its own code (with a better position) are left
+    // to it, so one mistake is one finding.
+    for d in cx
+        .build
+        .diagnostics()
+        .filter(|d| d.severity == severity && crate::rules::ord::claimed_by(d).is_none())
+    {
         let mut f = finding(d, code, &mut sources);
         // Messages quote absolute paths (kustomize's own); keep output independent of where
         // the repository is checked out.

@@ -24,7 +24,7 @@ pub(crate) enum ProviderKind {
     Crd,
     /// A HelmRelease whose chart installs the CRD.
     HelmRelease,
-    /// A CR whose controller creates the CRD at runtime (`runtimeCRDs` with `createdByKind`).
+    /// A CR whose controller creates the CRD at runtime (`runtimeCRDs` with `createdBy`).
     Controller,
 }
 

@@ -5,7 +5,7 @@ use crate::rule::{CheckContext, Rule};
 /// ## What it does
 /// Finds objects whose CRD a controller creates only after it reconciles another object of
 /// the same Flux Kustomization, as `.plumb.yaml` describes it:
-/// `runtimeCRDs: [{createdByKind: CDI, group: cdi.kubevirt.io, kinds: [DataVolume]}]`.
+/// `runtimeCRDs: [{createdBy: {kind: CDI}, group: cdi.kubevirt.io, kinds: [DataVolume]}]`.
 ///
 /// ## Why is this bad?
 /// It is a deadlock, not a race. kustomize-controller dry-runs every object before applying
