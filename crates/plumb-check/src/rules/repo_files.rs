@@ -54,6 +54,26 @@ pub(crate) fn documents(path: &Path) -> Option<Vec<Node>> {
     plumb_yaml::parse_documents(path, &text).ok()
 }
 
+/// A YAML file of the repository that parses.
+pub(crate) struct YamlFile {
+    pub path: PathBuf,
+    /// `path` relative to the repository root.
+    pub rel: PathBuf,
+    pub docs: Vec<Node>,
+}
+
+/// Every YAML file under `root` that can be read and parsed, in the order of [`files`].
+pub(crate) fn yaml_files(root: &Path) -> impl Iterator<Item = YamlFile> + '_ {
+    files(root)
+        .into_iter()
+        .filter(|file| is_yaml(file))
+        .filter_map(move |path| {
+            let docs = documents(&path)?;
+            let rel = relative(root, &path);
+            Some(YamlFile { path, rel, docs })
+        })
+}
+
 /// `path` relative to the repository root.
 pub(crate) fn relative(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root).unwrap_or(path).to_path_buf()

@@ -1,4 +1,4 @@
-use super::{cluster_vars, overlay_dirs, overlay_of, resolve, vars_objects, Overlay};
+use super::{cluster_vars, entry_chain, overlay_dirs, overlay_of, resolve, vars_objects, Overlay};
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
 use crate::rules::sub::scope;
@@ -87,13 +87,7 @@ impl Rule for InheritedBaseDefault {
                         )
                         .at(here.clone().or_else(|| base.clone()))
                         .related(base, "the base default it inherits")
-                        .with_chain(
-                            &entry
-                                .kustomizations
-                                .first()
-                                .map(|k| k.chain.clone())
-                                .unwrap_or_default(),
-                        ),
+                        .with_chain(&entry_chain(entry)),
                     );
                 }
             }

@@ -1,4 +1,4 @@
-use super::{cluster_vars, glob_match};
+use super::{cluster_vars, entry_chain, glob_match};
 use crate::config::Invariant;
 use crate::finding::{Finding, Location, Severity};
 use crate::rule::{CheckContext, Rule};
@@ -161,13 +161,7 @@ impl Rule for InvariantViolated {
                 .at(primary
                     .and_then(|i| defined[i].1.clone())
                     .or_else(|| declared.clone()))
-                .with_chain(
-                    &entry
-                        .kustomizations
-                        .first()
-                        .map(|k| k.chain.clone())
-                        .unwrap_or_default(),
-                );
+                .with_chain(&entry_chain(entry));
                 for (i, (name, location, _)) in defined.iter().enumerate() {
                     if Some(i) != primary {
                         finding =

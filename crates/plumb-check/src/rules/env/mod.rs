@@ -20,6 +20,15 @@ use plumb_yaml::Node;
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
+/// The chain of an entry's first Kustomization, for a finding about the entry as a whole.
+pub(crate) fn entry_chain(entry: &EntryBuild) -> Vec<String> {
+    entry
+        .kustomizations
+        .first()
+        .map(|k| k.chain.clone())
+        .unwrap_or_default()
+}
+
 /// The directories checked as overlays, relative to the repository root: `overlays.paths`
 /// expanded (`*` matches one path segment), or the entries of the build.
 pub(crate) fn overlay_dirs(cx: &CheckContext<'_>) -> Vec<String> {

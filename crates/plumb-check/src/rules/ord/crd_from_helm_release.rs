@@ -42,13 +42,15 @@ impl Rule for CrdFromHelmRelease {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
-        for p in placement::problems(cx) {
-            let Verdict::SameHelmRelease(release) = p.verdict else {
-                continue;
-            };
+        let same_release = |v| match v {
+            Verdict::SameHelmRelease(release) => Some(release),
+            _ => None,
+        };
+        for (p, release) in placement::problems_where(cx, same_release) {
             let o = p.object;
             out.push(
-                Finding::new(
+                p.finding(
+                    cx,
                     self.code(),
                     format!(
                         "the CRD of `{}` ({}) is installed by {} in the same {}: the dry-run runs before the chart is installed and fails with \"no matches for kind\", so neither is ever applied",
@@ -57,14 +59,8 @@ impl Rule for CrdFromHelmRelease {
                         release.describe(),
                         placement::describe(p.ks),
                     ),
-                    format!(
-                        "move the `{}` objects to a Kustomization that dependsOn {} (which should have `wait: true`)",
-                        o.kind(),
-                        placement::describe(p.ks),
-                    ),
+                    p.move_after_help(),
                 )
-                .at(p.node().and_then(|n| Location::of(n, cx.root)))
-                .with_chain(&p.ks.chain)
                 .related(
                     release.node().and_then(|n| Location::of(n, cx.root)),
                     format!("{} installs the CRD", release.describe()),

@@ -48,10 +48,11 @@ impl Rule for CrdNotInDependencies {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
-        for p in placement::problems(cx) {
-            let Verdict::NotOrdered(provider) = p.verdict else {
-                continue;
-            };
+        let not_ordered = |v| match v {
+            Verdict::NotOrdered(provider) => Some(provider),
+            _ => None,
+        };
+        for (p, provider) in placement::problems_where(cx, not_ordered) {
             let o = p.object;
             let how = match provider.kind {
                 ProviderKind::Crd => "is defined",
@@ -74,7 +75,8 @@ impl Rule for CrdNotInDependencies {
                 )
             };
             out.push(
-                Finding::new(
+                p.finding(
+                    cx,
                     self.code(),
                     format!(
                         "the CRD of `{}` ({}) {how} in {}, which {} does not dependsOn: when it is reconciled first, its dry-run fails with \"no matches for kind\"",
@@ -85,8 +87,6 @@ impl Rule for CrdNotInDependencies {
                     ),
                     wait,
                 )
-                .at(p.node().and_then(|n| Location::of(n, cx.root)))
-                .with_chain(&p.ks.chain)
                 .related(
                     provider.node().and_then(|n| Location::of(n, cx.root)),
                     format!("{label}: {}", provider.describe()),

@@ -11,6 +11,7 @@ use super::builtin_kinds::is_builtin;
 use super::known_charts;
 use super::order::EntryOrder;
 use crate::config::RuntimeCrd;
+use crate::finding::{Finding, Location};
 use crate::rule::CheckContext;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::{Object, HELM_GROUP};
@@ -63,6 +64,7 @@ impl Provider<'_> {
 }
 
 /// Why an object's kind will not exist when it is dry-run.
+#[derive(Clone, Copy)]
 pub(crate) enum Verdict<'a> {
     /// Nothing provides the kind (ORD001).
     Unknown,
@@ -87,6 +89,29 @@ impl Problem<'_> {
     pub(crate) fn node(&self) -> Option<&Node> {
         self.object.node_at(&["kind"])
     }
+
+    /// A finding of `code` at the object's `kind`, with the chain of Kustomizations that
+    /// applies it.
+    pub(crate) fn finding(
+        &self,
+        cx: &CheckContext<'_>,
+        code: &'static str,
+        message: String,
+        help: impl Into<String>,
+    ) -> Finding {
+        Finding::new(code, message, help)
+            .at(self.node().and_then(|n| Location::of(n, cx.root)))
+            .with_chain(&self.ks.chain)
+    }
+
+    /// The help of ORD003 and ORD004, whose provider is in the object's own Kustomization.
+    pub(crate) fn move_after_help(&self) -> String {
+        format!(
+            "move the `{}` objects to a Kustomization that dependsOn {} (which should have `wait: true`)",
+            self.object.kind(),
+            describe(self.ks),
+        )
+    }
 }
 
 /// `Kustomization flux-system/apps`, or the entry directory when no Kustomization syncs it.
@@ -108,6 +133,18 @@ pub(crate) fn problems<'a>(cx: &CheckContext<'a>) -> Vec<Problem<'a>> {
         analyse_entry(entry, &cx.config.runtime_crds, &mut out);
     }
     out
+}
+
+/// The problems whose verdict `pick` selects, each with what `pick` takes out of the verdict:
+/// ORD001–ORD004 each report one kind of verdict.
+pub(crate) fn problems_where<'a, T>(
+    cx: &CheckContext<'a>,
+    pick: impl Fn(Verdict<'a>) -> Option<T>,
+) -> Vec<(Problem<'a>, T)> {
+    problems(cx)
+        .into_iter()
+        .filter_map(|p| pick(p.verdict).map(|t| (p, t)))
+        .collect()
 }
 
 fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut Vec<Problem<'a>>) {

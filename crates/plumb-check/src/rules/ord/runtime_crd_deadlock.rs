@@ -41,13 +41,15 @@ impl Rule for RuntimeCrdDeadlock {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
-        for p in placement::problems(cx) {
-            let Verdict::SameController(creator) = p.verdict else {
-                continue;
-            };
+        let same_controller = |v| match v {
+            Verdict::SameController(creator) => Some(creator),
+            _ => None,
+        };
+        for (p, creator) in placement::problems_where(cx, same_controller) {
             let o = p.object;
             out.push(
-                Finding::new(
+                p.finding(
+                    cx,
                     self.code(),
                     format!(
                         "the CRD of `{}` ({}) is created at runtime only after {} is reconciled, and both are in {}: the dry-run of `{}` fails, so {} is never applied and the CRD never appears",
@@ -58,14 +60,8 @@ impl Rule for RuntimeCrdDeadlock {
                         o.kind(),
                         creator.describe(),
                     ),
-                    format!(
-                        "move the `{}` objects to a Kustomization that dependsOn {} (which should have `wait: true`)",
-                        o.kind(),
-                        placement::describe(p.ks),
-                    ),
+                    p.move_after_help(),
                 )
-                .at(p.node().and_then(|n| Location::of(n, cx.root)))
-                .with_chain(&p.ks.chain)
                 .related(
                     creator.node().and_then(|n| Location::of(n, cx.root)),
                     format!("reconciling {} creates the CRD", creator.describe()),

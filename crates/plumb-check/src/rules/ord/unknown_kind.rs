@@ -1,5 +1,5 @@
 use super::placement::{self, Verdict};
-use crate::finding::{Finding, Location};
+use crate::finding::Finding;
 use crate::rule::{CheckContext, Rule};
 
 /// ## What it does
@@ -47,13 +47,12 @@ impl Rule for UnknownKind {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
-        for p in placement::problems(cx) {
-            if !matches!(p.verdict, Verdict::Unknown) {
-                continue;
-            }
+        let unknown = |v| matches!(v, Verdict::Unknown).then_some(());
+        for (p, ()) in placement::problems_where(cx, unknown) {
             let o = p.object;
             out.push(
-                Finding::new(
+                p.finding(
+                    cx,
                     self.code(),
                     format!(
                         "no CustomResourceDefinition for `{}` ({}) in this repository, and it is not a built-in kind: the dry-run of {} fails with \"no matches for kind\"",
@@ -62,9 +61,7 @@ impl Rule for UnknownKind {
                         placement::describe(p.ks),
                     ),
                     "commit the CRD (or the HelmRelease that installs it) in a Kustomization this one dependsOn, fix the kind or apiVersion if it is a typo, or list the kind under `runtimeCRDs` in .plumb.yaml if a controller creates it",
-                )
-                .at(p.node().and_then(|n| Location::of(n, cx.root)))
-                .with_chain(&p.ks.chain),
+                ),
             );
         }
     }

@@ -71,19 +71,20 @@ impl BrokenSopsFile {
         out: &mut Vec<Finding>,
     ) {
         let chains = Chains::of(cx.build, cx.root);
-        for file in repo_files::files(cx.root) {
-            if !repo_files::is_yaml(&file) {
-                continue;
-            }
-            let Some(docs) = repo_files::documents(&file) else {
-                continue;
-            };
-            let rel = repo_files::relative(cx.root, &file);
+        for file in repo_files::yaml_files(cx.root) {
             let mut file_findings = Vec::new();
-            check_file(cx.root, &file, &rel, &docs, keys, &mut file_findings);
-            let chain = docs
+            check_file(
+                cx.root,
+                &file.path,
+                &file.rel,
+                &file.docs,
+                keys,
+                &mut file_findings,
+            );
+            let chain = file
+                .docs
                 .iter()
-                .map(|d| chains.get(&rel, d))
+                .map(|d| chains.get(&file.rel, d))
                 .find(|c| !c.is_empty())
                 .unwrap_or_default();
             out.extend(file_findings.into_iter().map(|f| f.with_chain(chain)));

@@ -56,20 +56,13 @@ impl Rule for PlaintextSecret {
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
         let chains = Chains::of(cx.build, cx.root);
-        for file in repo_files::files(cx.root) {
-            if !repo_files::is_yaml(&file) {
-                continue;
-            }
-            let Some(docs) = repo_files::documents(&file) else {
-                continue;
-            };
-            let rel = repo_files::relative(cx.root, &file);
-            for doc in &docs {
+        for file in repo_files::yaml_files(cx.root) {
+            for doc in &file.docs {
                 if doc.get("sops").is_some() {
                     // Encrypted, or meant to be: SEC002 judges its metadata.
                     continue;
                 }
-                let chain = chains.get(&rel, doc);
+                let chain = chains.get(&file.rel, doc);
                 if doc.str_at(&["kind"]) == Some("Secret") {
                     if let Some(finding) = secret_document(doc, cx.root) {
                         out.push(finding.with_chain(chain));
@@ -80,7 +73,7 @@ impl Rule for PlaintextSecret {
                         .str_at(&["apiVersion"])
                         .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"))
                 {
-                    secret_generators(doc, &file, cx.root, out);
+                    secret_generators(doc, &file.path, cx.root, out);
                 }
             }
         }

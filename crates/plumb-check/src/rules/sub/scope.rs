@@ -79,6 +79,15 @@ impl<'a> SubstitutionScope<'a> {
         let flux = &ks.kustomization;
         let (vars, _) = postbuild::collect_vars(flux, produced, None);
         let mut definitions = BTreeMap::new();
+        // `key`'s value, defined at `path` of `object`'s text.
+        let definition = |key: &str, object: &Object, path: &[&str]| Definition {
+            value: vars.get(key).cloned().unwrap_or_default(),
+            node: object
+                .origin
+                .as_ref()
+                .and_then(|o| o.get_path(path))
+                .cloned(),
+        };
         if let Some(post) = &flux.post_build {
             for reference in &post.substitute_from {
                 let Some(object) = produced.find(&reference.kind, &flux.namespace, &reference.name)
@@ -95,34 +104,14 @@ impl<'a> SubstitutionScope<'a> {
                         continue;
                     };
                     for key in map.keys() {
-                        let node = object
-                            .origin
-                            .as_ref()
-                            .and_then(|o| o.get_path(&[field, key]))
-                            .cloned();
-                        definitions.insert(
-                            key.clone(),
-                            Definition {
-                                value: vars.get(key).cloned().unwrap_or_default(),
-                                node,
-                            },
-                        );
+                        definitions.insert(key.clone(), definition(key, object, &[field, key]));
                     }
                 }
             }
             for (key, _) in &post.substitute {
-                let node = flux
-                    .object
-                    .origin
-                    .as_ref()
-                    .and_then(|o| o.get_path(&["spec", "postBuild", "substitute", key]))
-                    .cloned();
                 definitions.insert(
                     key.clone(),
-                    Definition {
-                        value: vars.get(key).cloned().unwrap_or_default(),
-                        node,
-                    },
+                    definition(key, &flux.object, &["spec", "postBuild", "substitute", key]),
                 );
             }
         }
