@@ -2,8 +2,10 @@
 //! repository as committed has none of their findings, and each planted mistake gives exactly
 //! the expected finding at the expected place.
 
-use plumb_check::{check, CheckConfig, Finding};
-use plumb_flux::build::{build_repository, Options};
+mod common;
+
+use common::edit;
+use plumb_check::{CheckConfig, Finding};
 use std::path::{Path, PathBuf};
 
 const CODES: &[&str] = &[
@@ -12,46 +14,13 @@ const CODES: &[&str] = &[
 
 /// A fresh copy of `examples/homelab` in a directory of its own.
 fn homelab(name: &str) -> PathBuf {
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
-    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("homelab-ord-own-{name}"));
-    let _ = std::fs::remove_dir_all(&to);
-    copy_dir(&from, &to);
-    to
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// Replaces `old` (which must be there) with `new` in one file of the repository.
-fn edit(root: &Path, file: &str, old: &str, new: &str) {
-    let path = root.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(old), "{file} has no {old:?}");
-    std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+    common::fresh_copy(&common::homelab(), &format!("homelab-ord-own-{name}"))
 }
 
 /// This area's findings for one entry of the repository at `root`.
 fn findings(root: &Path, entry: &str) -> Vec<Finding> {
     let config = CheckConfig::load(root).unwrap();
-    let options = Options {
-        entries: vec![entry.to_string()],
-        ..Options::default()
-    };
-    let build = build_repository(root, &options).unwrap();
-    check(&build.root, &build, &config)
-        .into_iter()
-        .filter(|f| CODES.contains(&f.code))
-        .collect()
+    common::findings(root, &[entry], &config, |code| CODES.contains(&code))
 }
 
 /// `CODE file:line:column` per finding.
@@ -60,14 +29,14 @@ fn places(findings: &[Finding]) -> Vec<String> {
         .iter()
         .map(|f| {
             let l = f.location.as_ref().expect("a finding with a location");
-            format!("{} {}:{}:{}", f.code, l.file.display(), l.line, l.column)
+            format!("{} {}", f.code, common::place(l))
         })
         .collect()
 }
 
 #[test]
 fn the_committed_homelab_has_no_order_or_ownership_findings() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
+    let root = common::homelab();
     for entry in ["clusters/dev", "clusters/prod"] {
         let found = findings(&root, entry);
         assert!(found.is_empty(), "{entry}: {:#?}", found);

@@ -2,8 +2,9 @@
 //! `examples/homelab`: the repository as committed has none of their findings, for dev and for
 //! prod, and each planted mistake gives the expected finding at the text that is wrong.
 
-use plumb_check::{check, CheckConfig, Finding};
-use plumb_flux::build::{build_repository, Options};
+mod common;
+
+use plumb_check::{CheckConfig, Finding};
 use std::path::{Path, PathBuf};
 
 const CODES: &[&str] = &[
@@ -12,37 +13,14 @@ const CODES: &[&str] = &[
 
 /// A fresh copy of `examples/homelab` in a directory of its own.
 fn homelab(name: &str) -> PathBuf {
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab");
-    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("homelab-pin-sec-{name}"));
-    let _ = std::fs::remove_dir_all(&to);
-    copy_dir(&from, &to);
-    to
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    common::fresh_copy(&common::homelab(), &format!("homelab-pin-sec-{name}"))
 }
 
 /// This area's findings for one entry of the repository at `root`.
 fn findings(root: &Path, entry: &str) -> Vec<Finding> {
-    let options = Options {
-        entries: vec![entry.to_string()],
-        ..Options::default()
-    };
-    let build = build_repository(root, &options).unwrap();
-    check(&build.root, &build, &CheckConfig::default())
-        .into_iter()
-        .filter(|f| CODES.contains(&f.code))
-        .collect()
+    common::findings(root, &[entry], &CheckConfig::default(), |code| {
+        CODES.contains(&code)
+    })
 }
 
 /// `CODE file:line:column` per finding.
@@ -50,7 +28,7 @@ fn places(findings: &[Finding]) -> Vec<String> {
     findings
         .iter()
         .map(|f| match &f.location {
-            Some(l) => format!("{} {}:{}:{}", f.code, l.file.display(), l.line, l.column),
+            Some(l) => format!("{} {}", f.code, common::place(l)),
             None => format!("{} (no location): {}", f.code, f.message),
         })
         .collect()

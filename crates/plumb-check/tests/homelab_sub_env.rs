@@ -2,67 +2,26 @@
 //! planted in a copy of it: the SUB and ENV findings must be exactly the expected codes at the
 //! expected places (other areas' rules are tested elsewhere and are filtered out here).
 
+mod common;
+
+use common::{at, edit, homelab, Place};
 use plumb_check::{CheckConfig, Finding};
-use std::path::{Path, PathBuf};
-
-/// A finding's code, file, line and column.
-type Place = (&'static str, String, usize, usize);
-
-fn homelab() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use std::path::Path;
 
 /// A copy of the homelab to plant a mistake in.
 fn planted() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&homelab(), dir.path());
+    common::copy_dir(&homelab(), dir.path());
     dir
-}
-
-fn edit(root: &Path, file: &str, from: &str, to: &str) {
-    let path = root.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{file} has no `{from}`");
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
 }
 
 /// `(code, file, line, column)` of the SUB and ENV findings of `entry`.
 fn check(root: &Path, entry: &str) -> (Vec<Place>, Vec<Finding>) {
     let config = CheckConfig::load(root).expect("the homelab's .plumb.yaml is valid");
-    let options = plumb_flux::build::Options {
-        entries: vec![entry.to_string()],
-        ..Default::default()
-    };
-    let build = plumb_flux::build::build_repository(root, &options).expect("builds");
-    let findings: Vec<Finding> = plumb_check::check(root, &build, &config)
-        .into_iter()
-        .filter(|f| f.code.starts_with("SUB") || f.code.starts_with("ENV"))
-        .collect();
-    let places = findings
-        .iter()
-        .map(|f| {
-            let l = f.location.as_ref().expect("every finding points at text");
-            (f.code, l.file.display().to_string(), l.line, l.column)
-        })
-        .collect();
-    (places, findings)
-}
-
-fn at(code: &'static str, file: &str, line: usize, column: usize) -> Place {
-    (code, file.to_string(), line, column)
+    let findings = common::findings(root, &[entry], &config, |code| {
+        code.starts_with("SUB") || code.starts_with("ENV")
+    });
+    (common::places(&findings), findings)
 }
 
 #[test]

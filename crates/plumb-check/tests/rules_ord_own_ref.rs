@@ -2,34 +2,20 @@
 //! repository gives exactly one finding of its code, at the offending text, and its `good`
 //! twin gives none of this area's findings.
 
-use plumb_check::{check, CheckConfig, Finding};
-use plumb_flux::build::{build_repository, Options};
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{fixture, place};
+use plumb_check::{CheckConfig, Finding};
+use std::path::Path;
 
 const CODES: &[&str] = &[
     "ORD001", "ORD002", "ORD003", "ORD004", "ORD005", "ORD006", "OWN001", "REF001",
 ];
 
-fn fixture(code: &str, variant: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(code)
-        .join(variant)
-}
-
 /// This area's findings on a fixture repository.
 fn findings(root: &Path) -> Vec<Finding> {
     let config = CheckConfig::load(root).unwrap();
-    let build = build_repository(root, &Options::default()).unwrap();
-    check(&build.root, &build, &config)
-        .into_iter()
-        .filter(|f| CODES.contains(&f.code))
-        .collect()
-}
-
-/// `file:line:column` of a location.
-fn place(l: &plumb_check::Location) -> String {
-    format!("{}:{}:{}", l.file.display(), l.line, l.column)
+    common::findings(root, &[], &config, |code| CODES.contains(&code))
 }
 
 /// Asserts the one finding of `bad` and none in `good`; returns the finding.

@@ -2,6 +2,9 @@
 //! `bad` fixture gives exactly its one finding, at the file, line and column of the text that
 //! is wrong, and each `good` fixture (the same repository, fixed) gives none of these codes.
 
+mod common;
+
+use common::{edit, fixture, places, Place};
 use plumb_check::rules::sec::broken_sops_file::BrokenSopsFile;
 use plumb_check::{check, CheckConfig, CheckContext, Finding, Severity};
 use plumb_flux::build::{build_repository, Options};
@@ -12,31 +15,11 @@ const CODES: &[&str] = &[
     "PIN001", "PIN002", "PIN003", "SEC001", "SEC002", "API001", "LCK001",
 ];
 
-fn fixture(code: &str, kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(code)
-        .join(kind)
-}
-
 /// This area's findings on the repository at `root`, with the default configuration.
 fn findings(root: &Path) -> Vec<Finding> {
-    let build = build_repository(root, &Options::default()).unwrap();
-    check(&build.root, &build, &CheckConfig::default())
-        .into_iter()
-        .filter(|f| CODES.contains(&f.code))
-        .collect()
-}
-
-/// `(code, file, line, column)` per finding.
-fn places(findings: &[Finding]) -> Vec<(&'static str, String, usize, usize)> {
-    findings
-        .iter()
-        .map(|f| {
-            let l = f.location.as_ref().expect("every finding has a location");
-            (f.code, l.file.display().to_string(), l.line, l.column)
-        })
-        .collect()
+    common::findings(root, &[], &CheckConfig::default(), |code| {
+        CODES.contains(&code)
+    })
 }
 
 fn assert_bad(code: &str, file: &str, line: usize, column: usize) -> Finding {
@@ -124,35 +107,12 @@ fn lck001_points_at_the_terraform_block() {
 
 /// A copy of a fixture in a directory of its own, for variants.
 fn copy_of(code: &str, kind: &str, name: &str) -> PathBuf {
-    let to = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pin-sec-api-{name}"));
-    let _ = std::fs::remove_dir_all(&to);
-    copy_dir(&fixture(code, kind), &to);
-    to
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-fn edit(root: &Path, file: &str, old: &str, new: &str) {
-    let path = root.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(old), "{file} has no {old:?}");
-    std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+    common::fresh_copy(&fixture(code, kind), &format!("pin-sec-api-{name}"))
 }
 
 /// SEC002 with the homelab's age key, which the fixtures' SOPS file is encrypted for.
-fn sec002_with_key(root: &Path) -> Vec<(&'static str, String, usize, usize)> {
-    let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab/age.agekey");
+fn sec002_with_key(root: &Path) -> Vec<Place> {
+    let key = common::homelab().join("age.agekey");
     let keys = AgeKeys::from_file(&key).unwrap();
     let build = build_repository(root, &Options::default()).unwrap();
     let config = CheckConfig::default();

@@ -2,42 +2,18 @@
 //! the expected findings of its code, at the file, line and column of the offending text, and
 //! each `good/` one (the fixed version) gives none of any SUB or ENV code.
 
+mod common;
+
+use common::{at, fixture, places};
 use plumb_check::{CheckConfig, Finding};
-use std::path::{Path, PathBuf};
-
-/// A finding's code, file, line and column.
-type Place = (&'static str, String, usize, usize);
-
-fn fixture(code: &str, kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(code)
-        .join(kind)
-}
+use std::path::Path;
 
 /// Builds a repository as `plumb check` does and returns the SUB and ENV findings.
 fn check(root: &Path) -> Vec<Finding> {
     let config = CheckConfig::load(root).expect("the fixture's .plumb.yaml is valid");
-    let build = plumb_flux::build::build_repository(root, &Default::default()).expect("builds");
-    plumb_check::check(root, &build, &config)
-        .into_iter()
-        .filter(|f| f.code.starts_with("SUB") || f.code.starts_with("ENV"))
-        .collect()
-}
-
-/// `(code, file, line, column)` of each finding.
-fn places(findings: &[Finding]) -> Vec<Place> {
-    findings
-        .iter()
-        .map(|f| {
-            let l = f.location.as_ref().expect("every finding points at text");
-            (f.code, l.file.display().to_string(), l.line, l.column)
-        })
-        .collect()
-}
-
-fn at(code: &'static str, file: &str, line: usize, column: usize) -> Place {
-    (code, file.to_string(), line, column)
+    common::findings(root, &[], &config, |code| {
+        code.starts_with("SUB") || code.starts_with("ENV")
+    })
 }
 
 fn assert_good(code: &str) {

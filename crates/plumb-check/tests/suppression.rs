@@ -3,21 +3,10 @@
 //! `# plumb:ignore` on the line and above it, a comment without a reason, `rules.severity`,
 //! `rules.perPathIgnores`, `rules.ignore` and the command line's selection.
 
+mod common;
+
 use plumb_check::{CheckConfig, Report, Selection, Severity};
 use plumb_flux::build::{build_repository, Options};
-use std::path::Path;
-
-fn copy(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read fixture").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
 
 /// The fixture with `edit(path, text) -> text` applied to its files, and extra `.plumb.yaml`
 /// lines; returns the codes and lines of what is reported, and the suppressed count.
@@ -27,10 +16,7 @@ fn check(
     cli_ignore: &[&str],
 ) -> (Vec<(String, usize, Severity)>, usize) {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/SUB002/bad"),
-        dir.path(),
-    );
+    common::copy_dir(&common::fixture("SUB002", "bad"), dir.path());
     for rel in [
         "apps/web/alerting.yaml",
         "clusters/dev/cluster-vars.yaml",
