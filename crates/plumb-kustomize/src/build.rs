@@ -9,7 +9,6 @@ use crate::loader::{self, LoadRestrictor};
 use crate::resource::{ResId, Resource};
 use crate::transform;
 use plumb_yaml::{Node, NodeKind};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// kustomize's `--reorder`.
@@ -502,14 +501,11 @@ pub fn read_resources(path: &Path) -> Result<Vec<Resource>, KustomizeError> {
     for doc in docs {
         push_resource(doc, path, &mut out)?;
     }
+    let origin = crate::resource::Origin::File(loader::absolute(path));
     for r in &mut out {
-        r.origin = Some(crate::resource::Origin::File(loader::absolute(path)));
-    }
-    let mut seen = HashSet::new();
-    for r in &out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
         plumb_yaml::to_json(&r.node)?;
-        seen.insert(r.id());
+        r.origin = Some(origin.clone());
     }
     Ok(out)
 }

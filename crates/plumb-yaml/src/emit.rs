@@ -111,8 +111,8 @@ impl Emitter {
         match value {
             Value::Object(map) if !map.is_empty() => self.mapping(map, ctx, indent),
             Value::Array(items) if !items.is_empty() => self.sequence(items, ctx, indent),
-            Value::Object(_) => self.flow_empty("{", "}", indent),
-            Value::Array(_) => self.flow_empty("[", "]", indent),
+            Value::Object(_) => self.flow_empty("{", "}"),
+            Value::Array(_) => self.flow_empty("[", "]"),
             scalar => {
                 let saved = self.indent;
                 self.indent = if ctx == Ctx::Root {
@@ -127,7 +127,7 @@ impl Emitter {
         }
     }
 
-    fn flow_empty(&mut self, open: &str, close: &str, _indent: usize) {
+    fn flow_empty(&mut self, open: &str, close: &str) {
         self.indicator(open, true, true, false);
         self.indicator(close, false, false, false);
     }
