@@ -1,26 +1,27 @@
 //! Building a whole repository as the cluster would: from each entry path, every Flux
 //! Kustomization that will reconcile, each built exactly as kustomize-controller builds it.
 //!
-//! An entry directory is built first as it stands, to find the Kustomization (or FluxInstance)
-//! that syncs it; that one is the root. Each built Kustomization's objects may hold child
+//! The root of an entry is the Kustomization that syncs it: one in the entry directory whose
+//! path is the entry (the `flux bootstrap` layout), else the one a FluxInstance's sync creates
+//! ([`crate::sync`]); with neither, the entry directory is built as it stands. Each built Kustomization's objects may hold child
 //! Kustomizations, which are built in turn from their spec as the parent produced it (patched
 //! and substituted). A Kustomization whose `substituteFrom` names a ConfigMap or Secret another
 //! Kustomization produces waits for that one; everything else ready at the same time is built
 //! in parallel. The result does not depend on the number of threads.
 
 use crate::config::Config;
-use crate::diagnostic::{self, Diagnostic};
+use crate::diagnostic::{self, Code, Diagnostic};
 use crate::generate;
-use crate::model::{
-    FluxInstanceSync, FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP,
-};
+use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
-use crate::source::{self, Resolution, Sources};
+use crate::source::{self, Inference, Resolution, Sources};
+use crate::sync::{self, Discovery};
 use crate::varsub::Mode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// What to build and how.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +53,30 @@ pub struct KustomizationBuild {
     /// Not a Kustomization of the cluster: the entry directory built as it stands, because no
     /// Kustomization or FluxInstance in it syncs it.
     pub synthetic: bool,
+    pub status: Status,
+}
+
+/// Whether a Kustomization was built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Built without errors (warnings allowed).
+    Built,
+    /// Its build has errors: Flux would fail on it too.
+    Failed,
+    /// Not built, for a reason that is not an error of the repository (its source is another
+    /// repository, which is not fetched).
+    NotBuilt(String),
+}
+
+impl Status {
+    /// `built`, `failed`, `not-built`: the JSON output's `status`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Built => "built",
+            Status::Failed => "failed",
+            Status::NotBuilt(_) => "not-built",
+        }
+    }
 }
 
 impl KustomizationBuild {
@@ -93,6 +118,10 @@ pub struct EntryBuild {
     pub repository_source: Option<ObjectRef>,
     /// Problems of the graph rather than of one Kustomization (dependsOn cycles).
     pub diagnostics: Vec<Diagnostic>,
+    /// What was assumed to build this cluster (its sync source is this repository), once each.
+    pub assumptions: Vec<Inference>,
+    /// How long the entry took to build.
+    pub seconds: f64,
 }
 
 /// A whole repository's build.
@@ -115,85 +144,6 @@ impl RepositoryBuild {
     pub fn has_errors(&self) -> bool {
         self.diagnostics().any(Diagnostic::is_error)
     }
-
-    /// One YAML stream of the selected Kustomizations' objects, each group preceded by a
-    /// `# Source: Kustomization ns/name (path)` line (and `# Entry: path` with several entries).
-    pub fn to_yaml(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
-        let mut out = String::new();
-        let several = self.entries.len() > 1;
-        let mut first = true;
-        for entry in &self.entries {
-            for k in entry.kustomizations.iter().filter(|k| select(k)) {
-                if !first {
-                    out.push_str("---\n");
-                }
-                first = false;
-                if several {
-                    out.push_str(&format!("# Entry: {}\n", entry.entry));
-                }
-                out.push_str(&format!("# Source: {}\n", k.title()));
-                let values: Vec<&Value> = k.objects.iter().map(|o| &o.value).collect();
-                out.push_str(&plumb_yaml::write_stream(values));
-            }
-        }
-        out
-    }
-
-    /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped).
-    pub fn to_names(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
-        let mut out = String::new();
-        for entry in &self.entries {
-            for k in entry.kustomizations.iter().filter(|k| select(k)) {
-                for o in &k.objects {
-                    out.push_str(&o.display_id());
-                    out.push('\n');
-                }
-            }
-        }
-        out
-    }
-
-    /// The `plumb.build/v1` document (documented in `docs/build.md`).
-    pub fn to_json(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> Value {
-        let several = self.entries.len() > 1;
-        let mut kustomizations = Vec::new();
-        let mut errors = Vec::new();
-        for entry in &self.entries {
-            for k in entry.kustomizations.iter().filter(|k| select(k)) {
-                let mut item = json!({
-                    "namespace": k.kustomization.namespace,
-                    "name": k.kustomization.name,
-                    "path": k.path,
-                    "source": k.source,
-                    "depends_on": k.kustomization.depends_on.iter().map(ObjectRef::key).collect::<Vec<_>>(),
-                    "objects": k.objects.iter().map(|o| o.value.clone()).collect::<Vec<_>>(),
-                    "errors": k.diagnostics,
-                });
-                if let Some(map) = item.as_object_mut() {
-                    map.insert("entry".into(), json!(entry.entry));
-                    map.insert("parent".into(), json!(k.parent));
-                    if k.synthetic {
-                        map.insert("synthetic".into(), json!(true));
-                    }
-                }
-                kustomizations.push(item);
-            }
-            for d in &entry.diagnostics {
-                let mut v = json!(d);
-                if several {
-                    if let Some(map) = v.as_object_mut() {
-                        map.insert("entry".into(), json!(entry.entry));
-                    }
-                }
-                errors.push(v);
-            }
-        }
-        json!({
-            "schema": "plumb.build/v1",
-            "kustomizations": kustomizations,
-            "errors": errors,
-        })
-    }
 }
 
 /// Why a repository cannot be built at all (exit code 2: usage or configuration).
@@ -210,14 +160,19 @@ pub enum SetupError {
 }
 
 /// The entries a build starts from: `options.entries`, else `.plumb.yaml`'s `clusters:`, else
-/// every directory a Flux Kustomization or FluxInstance in the repository syncs from inside it.
-pub fn entries(root: &Path, config: &Config, options: &Options) -> Result<Vec<String>, SetupError> {
+/// every directory the repository syncs a cluster from ([`sync::discover`]).
+pub fn entries(
+    root: &Path,
+    config: &Config,
+    options: &Options,
+    discovery: &Discovery,
+) -> Result<Vec<String>, SetupError> {
     let list: Vec<String> = if !options.entries.is_empty() {
         options.entries.clone()
     } else if !config.clusters.is_empty() {
         config.clusters.clone()
     } else {
-        discover_entries(root)
+        discovery.entries.clone()
     };
     if list.is_empty() {
         return Err(SetupError::NoEntries);
@@ -235,79 +190,6 @@ pub fn entries(root: &Path, config: &Config, options: &Options) -> Result<Vec<St
     Ok(out)
 }
 
-/// Directories that sync a cluster: the path of a Kustomization found inside that path whose
-/// GitRepository is defined in the same directory (the `flux bootstrap` layout:
-/// `clusters/dev/flux-system/gotk-sync.yaml`), or a FluxInstance's `spec.sync.path`.
-pub fn discover_entries(root: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        let dir_rel = dir
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut objects = Vec::new();
-        for entry in entries {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            if !text.contains("Kustomization") && !text.contains("FluxInstance") {
-                continue;
-            }
-            let Ok(docs) = plumb_yaml::parse_documents(&path, &text) else {
-                continue;
-            };
-            objects.extend(
-                docs.iter()
-                    .filter_map(|d| plumb_yaml::to_json(d).ok())
-                    .map(|value| Object {
-                        value,
-                        origin: None,
-                    }),
-            );
-        }
-        let git_repositories: Vec<ObjectRef> = objects
-            .iter()
-            .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
-            .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
-            .collect();
-        for object in &objects {
-            if object.is(KUSTOMIZE_GROUP, "Kustomization") {
-                let ks = FluxKustomization::from_object(object.clone());
-                let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
-                let inside = p.is_empty() || dir_rel == p || dir_rel.starts_with(&format!("{p}/"));
-                if inside && git_repositories.contains(&ks.source_ref) && !found.contains(&p) {
-                    found.push(p);
-                }
-            } else if let Some(sync) = FluxInstanceSync::from_object(object) {
-                let p = source::clean_relative(&sync.path);
-                if !found.contains(&p) {
-                    found.push(p);
-                }
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 /// Builds every entry of the repository at `root`.
 pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuild, SetupError> {
     if !root.is_dir() {
@@ -315,15 +197,28 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     }
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let config = Config::load(&root)?;
-    let entries = entries(&root, &config, options)?;
+    let discovery = sync::discover(&root, &config.sources);
+    let entries = entries(&root, &config, options, &discovery)?;
+    let cluster = Cluster {
+        config: &config,
+        discovery: &discovery,
+        remotes: sync::checkout_remotes(&root),
+    };
     let builds = entries
         .par_iter()
-        .map(|e| build_entry(&root, e, &config, options))
+        .map(|e| build_entry(&root, e, &cluster, options))
         .collect();
     Ok(RepositoryBuild {
         root,
         entries: builds,
     })
+}
+
+/// What every entry of one repository shares.
+struct Cluster<'a> {
+    config: &'a Config,
+    discovery: &'a Discovery,
+    remotes: Vec<String>,
 }
 
 /// A Kustomization waiting to be built.
@@ -339,6 +234,22 @@ struct Built {
     path: String,
     objects: Vec<Object>,
     diagnostics: Vec<Diagnostic>,
+    /// Why its source was taken to be this repository, when that was inferred.
+    assumed: Option<Inference>,
+    /// Why it was not built, when that is not an error of the repository.
+    not_built: Option<String>,
+}
+
+impl Built {
+    fn failed(path: String, diagnostic: Diagnostic) -> Built {
+        Built {
+            path,
+            objects: Vec::new(),
+            diagnostics: vec![diagnostic],
+            assumed: None,
+            not_built: None,
+        }
+    }
 }
 
 /// ConfigMaps and Secrets the cluster would hold, by kind, namespace and name.
@@ -360,7 +271,9 @@ struct Context<'a> {
     keys: Option<&'a crate::sops::AgeKeys>,
 }
 
-fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> EntryBuild {
+fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Options) -> EntryBuild {
+    let started = Instant::now();
+    let config = cluster.config;
     let entry_dir = source::join(root, entry);
     // The entry as it stands, to find what syncs it.
     let discovery = build_dir(&entry_dir, None);
@@ -368,21 +281,28 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
         Ok(objects) => objects.clone(),
         Err(_) => Vec::new(),
     };
-    let self_sync = objects
+    let bootstrapped = objects
         .iter()
         .filter(|o| o.is(KUSTOMIZE_GROUP, "Kustomization"))
         .map(|o| FluxKustomization::from_object(o.clone()))
         .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
-        .min_by_key(|k| k.source_ref.kind != "GitRepository")
-        .or_else(|| {
-            objects
-                .iter()
-                .filter_map(FluxInstanceSync::from_object)
-                .find(|s| source::clean_relative(&s.path) == entry)
-                .map(|s| s.kustomization())
-        });
+        .min_by_key(|k| k.source_ref.kind != "GitRepository");
+    let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
+    let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
+        (Some(ks), _) => (Some(ks), None),
+        (None, Some(sync)) => (Some(sync.kustomization()), Some(cluster_sync_inference(sync))),
+        (None, None) => (None, None),
+    };
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
     let mut sources = Sources::new(repository_source.clone(), config.sources.clone());
+    sources.repository_inference = repository_inference;
+    sources.cluster_syncs = cluster
+        .discovery
+        .syncs
+        .iter()
+        .map(cluster_sync_inference)
+        .collect();
+    sources.remotes = cluster.remotes.clone();
     let mut nodes: Vec<Node> = Vec::new();
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
@@ -431,6 +351,8 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
                 path: entry.to_string(),
                 objects,
                 diagnostics,
+                assumed: None,
+                not_built: None,
             };
             register(
                 0,
@@ -484,6 +406,7 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
     let mut kustomizations = Vec::with_capacity(nodes.len());
     let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     let mut built: Vec<Option<Built>> = results;
+    let mut assumptions: Vec<Inference> = Vec::new();
     for i in order {
         let (Some(node), Some(b)) = (slots[i].take(), built[i].take()) else {
             continue;
@@ -491,7 +414,7 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
         let parent = node
             .parent
             .and_then(|p| kustomizations_key(&kustomizations, p, &by_key));
-        let diagnostics = node
+        let diagnostics: Vec<Diagnostic> = node
             .ks
             .problems
             .iter()
@@ -499,6 +422,16 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
             .chain(b.diagnostics)
             .map(|d| d.with_chain(&node.chain).relative_to(root))
             .collect();
+        if let Some(why) = b.assumed {
+            if !assumptions.iter().any(|a| a.source() == why.source()) {
+                assumptions.push(why);
+            }
+        }
+        let status = match b.not_built {
+            Some(reason) => Status::NotBuilt(reason),
+            None if diagnostics.iter().any(Diagnostic::is_error) => Status::Failed,
+            None => Status::Built,
+        };
         let source = if node.synthetic {
             String::new()
         } else {
@@ -514,13 +447,14 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
                 objects: b.objects,
                 diagnostics,
                 synthetic: node.synthetic,
+                status,
                 kustomization: node.ks,
             },
         ));
     }
     let kustomizations: Vec<KustomizationBuild> =
         kustomizations.into_iter().map(|(_, k)| k).collect();
-    let diagnostics = graph_diagnostics(&kustomizations, &helm_releases)
+    let diagnostics = crate::dependencies::graph_diagnostics(&kustomizations, &helm_releases)
         .into_iter()
         .map(|d| d.relative_to(root))
         .collect();
@@ -531,6 +465,24 @@ fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> 
         sources: found_sources,
         repository_source,
         diagnostics,
+        assumptions,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn cluster_sync_inference(sync: &sync::ClusterSync) -> Inference {
+    let (file, line) = match sync.origin.as_ref().and_then(|n| n.span.as_ref()) {
+        Some(span) => (
+            Some(span.file.path().to_path_buf()),
+            u32::try_from(span.location().line).ok(),
+        ),
+        None => (None, None),
+    };
+    Inference::ClusterSync {
+        source: sync.source.clone(),
+        via: sync.via.clone(),
+        file,
+        line,
     }
 }
 
@@ -628,7 +580,7 @@ fn register(
                 match by_key.get(&key) {
                     Some(&existing) if existing == i || nodes[existing].parent.is_none() => {}
                     Some(&existing) => late.push(
-                        Diagnostic::warning(format!(
+                        Diagnostic::warning(Code::TwoWriters, format!(
                             "Kustomization {key} is also produced by {}: two writers of one object",
                             nodes[existing]
                                 .parent
@@ -691,45 +643,42 @@ fn tree_order(nodes: &[Node]) -> Vec<usize> {
 /// Builds one Flux Kustomization.
 fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let ks = &node.ks;
-    let fail = |path: String, d: Diagnostic| Built {
-        path,
-        objects: Vec::new(),
-        diagnostics: vec![d],
-    };
-    let source_dir = match ctx.sources.resolve(&ks.source_ref) {
-        Resolution::Dir(dir) => dir,
+    let raw_path = ks.path.clone().unwrap_or_default();
+    let (source_dir, assumed) = match ctx.sources.resolve(&ks.source_ref) {
+        Resolution::Dir(dir) => (dir, None),
+        Resolution::Assumed(dir, why) => (dir, Some(why)),
         Resolution::Unmapped { url } => {
-            let m = &ks.source_ref;
-            return fail(
-                String::new(),
-                Diagnostic::error(format!(
-                    "source {m}{} is not this repository, and .plumb.yaml does not map it to a directory",
+            return Built {
+                path: source::clean_relative(&raw_path),
+                objects: Vec::new(),
+                diagnostics: Vec::new(),
+                assumed: None,
+                not_built: Some(format!(
+                    "source {}{} is another repository or artifact: not fetched",
+                    ks.source_ref,
                     url.map(|u| format!(" ({u})")).unwrap_or_default()
-                ))
-                .at(ks.object.node_at(&["spec", "sourceRef"]))
-                .with_help(format!(
-                    "add to .plumb.yaml: `sources: [{{kind: {}, namespace: {}, name: {}, path: <directory holding its tree>}}]`",
-                    m.kind, m.namespace, m.name
                 )),
-            );
+            };
         }
         Resolution::NotFound => {
-            return fail(
-                String::new(),
-                Diagnostic::error(format!(
-                    "source {} not found: no Kustomization of this cluster produces it and .plumb.yaml does not map it",
-                    ks.source_ref
-                ))
+            return Built::failed(
+                source::clean_relative(&raw_path),
+                Diagnostic::error(
+                    Code::SourceNotFound,
+                    format!(
+                        "source {} not found: no Kustomization of this cluster produces it and .plumb.yaml does not map it",
+                        ks.source_ref
+                    ),
+                )
                 .at(ks.object.node_at(&["spec", "sourceRef"])),
             );
         }
     };
-    let raw_path = ks.path.clone().unwrap_or_default();
     let rel = source::clean_relative(&format!("{source_dir}/{raw_path}"));
     if raw_path.contains("${") {
-        return fail(
+        return Built::failed(
             rel,
-            Diagnostic::error(format!(
+            Diagnostic::error(Code::PathUnsubstituted, format!(
                 "spec.path `{raw_path}` holds a variable nothing substituted: the parent Kustomization has no postBuild, or the variable is not defined"
             ))
             .at(ks.object.node_at(&["spec", "path"]))
@@ -743,9 +692,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         } else {
             &raw_path
         };
-        return fail(
+        return Built::failed(
             rel.clone(),
-            Diagnostic::error(format!(
+            Diagnostic::error(Code::PathNotFound, format!(
                 "kustomization path not found: spec.path `{shown}` is not a directory of {}",
                 ks.source_ref
             ))
@@ -755,7 +704,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let mut diagnostics = Vec::new();
     if ks.suspend {
         diagnostics.push(
-            Diagnostic::warning(format!(
+            Diagnostic::warning(Code::Suspended, format!(
                 "Kustomization {} is suspended: the cluster does not apply what is built here",
                 ks.key()
             ))
@@ -770,6 +719,8 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 path: rel,
                 objects: Vec::new(),
                 diagnostics,
+                assumed,
+                not_built: None,
             };
         }
     };
@@ -777,8 +728,8 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         if object.api_version().is_empty() || object.kind().is_empty() || object.name().is_empty() {
             diagnostics.push(
                 Diagnostic::error(
-                    "failed to decode Kubernetes apiVersion, kind and name from an object"
-                        .to_string(),
+                    Code::InvalidManifest,
+                    "failed to decode Kubernetes apiVersion, kind and name from an object",
                 )
                 .at(object.origin.as_ref()),
             );
@@ -804,6 +755,8 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         path: rel,
         objects,
         diagnostics,
+        assumed,
+        not_built: None,
     }
 }
 
@@ -848,7 +801,7 @@ fn build_dir(dir: &Path, ks: Option<&FluxKustomization>) -> Result<Vec<Object>, 
         .into_iter()
         .map(|r| {
             let value = plumb_yaml::to_json(&r.node).map_err(|e| {
-                Diagnostic::error(e.message.clone()).at_line(
+                Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
                     &e.path,
                     e.location.line,
                     e.location.column,
@@ -860,129 +813,4 @@ fn build_dir(dir: &Path, ks: Option<&FluxKustomization>) -> Result<Vec<Object>, 
             })
         })
         .collect()
-}
-
-/// dependsOn problems of the whole graph: a cycle never reconciles (error); a dependency that
-/// does not exist blocks the Kustomization forever (warning here, rule ORD005 in `plumb check`).
-fn graph_diagnostics(
-    kustomizations: &[KustomizationBuild],
-    helm_releases: &[(HelmRelease, String)],
-) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let index: HashMap<String, usize> = kustomizations
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.key(), i))
-        .collect();
-    let dep_node = |k: &KustomizationBuild, j: usize| {
-        k.kustomization
-            .object
-            .node_at(&["spec", "dependsOn"])
-            .and_then(|n| n.as_sequence().and_then(|s| s.get(j)).or(Some(n)))
-            .cloned()
-    };
-    for k in kustomizations {
-        for (j, dep) in k.kustomization.depends_on.iter().enumerate() {
-            if !index.contains_key(&dep.key()) {
-                out.push(
-                    Diagnostic::warning(format!(
-                        "Kustomization {} depends on {}, which no Kustomization of this cluster creates: it will wait forever",
-                        k.key(),
-                        dep.key()
-                    ))
-                    .at(dep_node(k, j).as_ref())
-                    .with_chain(&k.chain),
-                );
-            }
-        }
-    }
-    // Cycles: depth-first search, each cycle reported once from its first member in tree order.
-    let edges: Vec<Vec<usize>> = kustomizations
-        .iter()
-        .map(|k| {
-            k.kustomization
-                .depends_on
-                .iter()
-                .filter_map(|d| index.get(&d.key()).copied())
-                .collect()
-        })
-        .collect();
-    let mut state = vec![0u8; kustomizations.len()];
-    let mut reported: Vec<Vec<usize>> = Vec::new();
-    for start in 0..kustomizations.len() {
-        let mut path = Vec::new();
-        find_cycles(start, &edges, &mut state, &mut path, &mut reported);
-    }
-    for cycle in reported {
-        let first = &kustomizations[cycle[0]];
-        let next = &kustomizations[cycle[1 % cycle.len()]];
-        let j = first
-            .kustomization
-            .depends_on
-            .iter()
-            .position(|d| d.key() == next.key())
-            .unwrap_or(0);
-        let names: Vec<String> = cycle
-            .iter()
-            .chain(std::iter::once(&cycle[0]))
-            .map(|&i| kustomizations[i].key())
-            .collect();
-        out.push(
-            Diagnostic::error(format!(
-                "dependsOn cycle: {}: none of these Kustomizations ever becomes ready",
-                names.join(" → ")
-            ))
-            .at(dep_node(first, j).as_ref())
-            .with_chain(&first.chain),
-        );
-    }
-    // HelmRelease cycles are rarer; report dependencies on missing HelmReleases only.
-    let releases: Vec<String> = helm_releases.iter().map(|(h, _)| h.id.key()).collect();
-    for (hr, _) in helm_releases {
-        for dep in &hr.depends_on {
-            if dep.kind == "HelmRelease" && !releases.contains(&dep.key()) {
-                out.push(Diagnostic::warning(format!(
-                    "HelmRelease {} depends on HelmRelease {}, which no Kustomization of this cluster creates",
-                    hr.id.key(),
-                    dep.key()
-                )));
-            }
-        }
-    }
-    out
-}
-
-fn find_cycles(
-    i: usize,
-    edges: &[Vec<usize>],
-    state: &mut [u8],
-    path: &mut Vec<usize>,
-    reported: &mut Vec<Vec<usize>>,
-) {
-    match state[i] {
-        2 => return,
-        1 => {
-            if let Some(pos) = path.iter().position(|&p| p == i) {
-                let cycle = path[pos..].to_vec();
-                let mut sorted = cycle.clone();
-                sorted.sort_unstable();
-                if !reported.iter().any(|c| {
-                    let mut s = c.clone();
-                    s.sort_unstable();
-                    s == sorted
-                }) {
-                    reported.push(cycle);
-                }
-            }
-            return;
-        }
-        _ => {}
-    }
-    state[i] = 1;
-    path.push(i);
-    for &j in &edges[i] {
-        find_cycles(j, edges, state, path, reported);
-    }
-    path.pop();
-    state[i] = 2;
 }

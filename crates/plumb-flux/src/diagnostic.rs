@@ -14,9 +14,76 @@ pub enum Severity {
     Error,
 }
 
+/// What kind of problem a diagnostic is: a stable, machine-readable name (`-o json`'s `code`)
+/// that tools and `plumb check` match on instead of the message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// A `sourceRef` names a source nothing in the repository defines (a typo, most often).
+    SourceNotFound,
+    /// The source is another repository or artifact, which this build does not fetch: what
+    /// uses it is not built (not an error of the repository).
+    SourceUnavailable,
+    /// `spec.path` is not a directory of the source.
+    PathNotFound,
+    /// `spec.path` still holds a `${VAR}` after the parent's substitution.
+    PathUnsubstituted,
+    /// A `substituteFrom` ConfigMap or Secret that nothing creates.
+    SubstituteSourceMissing,
+    /// A `substituteFrom` ConfigMap or Secret that exists only at runtime or from bootstrap:
+    /// its values are placeholders.
+    SubstituteSourceAssumed,
+    /// postBuild substitution failed (strict mode, an invalid name, YAML it broke).
+    SubstitutionFailed,
+    /// A SOPS Secret read for substitution that cannot be decrypted, or for which no key is
+    /// given: its values are placeholders.
+    SecretUndecrypted,
+    /// A Secret the API server refuses (data that is not base64).
+    InvalidSecret,
+    /// A field of a Flux object that the API server refuses.
+    InvalidSpec,
+    /// kustomize failed to build the directory.
+    KustomizeError,
+    /// A manifest that is not a Kubernetes object (no apiVersion, kind or name; not YAML).
+    InvalidManifest,
+    /// The Kustomization is suspended: what is built is not applied.
+    Suspended,
+    /// Two Kustomizations produce the same Kustomization.
+    TwoWriters,
+    /// `dependsOn` names something that no Kustomization of the cluster creates.
+    DependencyMissing,
+    /// A `dependsOn` cycle.
+    DependencyCycle,
+}
+
+impl Code {
+    /// The name `-o json` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::SourceNotFound => "source-not-found",
+            Code::SourceUnavailable => "source-unavailable",
+            Code::PathNotFound => "path-not-found",
+            Code::PathUnsubstituted => "path-unsubstituted",
+            Code::SubstituteSourceMissing => "substitute-source-missing",
+            Code::SubstituteSourceAssumed => "substitute-source-assumed",
+            Code::SubstitutionFailed => "substitution-failed",
+            Code::SecretUndecrypted => "secret-undecrypted",
+            Code::InvalidSecret => "invalid-secret",
+            Code::InvalidSpec => "invalid-spec",
+            Code::KustomizeError => "kustomize-error",
+            Code::InvalidManifest => "invalid-manifest",
+            Code::Suspended => "suspended",
+            Code::TwoWriters => "two-writers",
+            Code::DependencyMissing => "dependency-missing",
+            Code::DependencyCycle => "dependency-cycle",
+        }
+    }
+}
+
 /// One problem found while building.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    pub code: Code,
     pub severity: Severity,
     pub message: String,
     /// The file the problem is in, relative to the repository root when it is inside it.
@@ -34,8 +101,9 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(message: impl Into<String>) -> Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
+            code,
             severity: Severity::Error,
             message: message.into(),
             file: None,
@@ -46,10 +114,10 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(message: impl Into<String>) -> Diagnostic {
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
-            ..Diagnostic::error(message)
+            ..Diagnostic::error(code, message)
         }
     }
 
@@ -142,7 +210,7 @@ impl fmt::Display for Diagnostic {
 /// A kustomize error as a diagnostic, pointing at the file and line it names when it names one.
 pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
     use plumb_kustomize::KustomizeError as K;
-    let d = Diagnostic::error(format!("kustomize build failed: {err}"));
+    let d = Diagnostic::error(Code::KustomizeError, format!("kustomize build failed: {err}"));
     let mut cur = err;
     loop {
         match cur {

@@ -4,7 +4,7 @@
 //! `targetNamespace`, `namePrefix`, `nameSuffix`, `patches`, `images` and `components` written
 //! into it as an overlay. The result is a kustomization value handed to the kustomize engine.
 
-use crate::diagnostic::{self, Diagnostic};
+use crate::diagnostic::{self, Code, Diagnostic};
 use crate::model::FluxKustomization;
 use plumb_kustomize::Kustomization;
 use plumb_yaml::Node;
@@ -82,7 +82,7 @@ fn generated(dir: &Path) -> Result<Node, Diagnostic> {
 
 fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
     let read_err =
-        |e: std::io::Error| Diagnostic::error(format!("cannot read directory: {e}")).in_file(dir);
+        |e: std::io::Error| Diagnostic::error(Code::KustomizeError, format!("cannot read directory: {e}")).in_file(dir);
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(read_err)?
         .collect::<Result<Vec<_>, _>>()
@@ -122,7 +122,7 @@ fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic
 /// Flux refuses to generate a kustomization over a YAML file that is not Kubernetes objects.
 fn check_manifest(path: &Path) -> Result<(), Diagnostic> {
     let fail = |message: String| {
-        Diagnostic::error(format!(
+        Diagnostic::error(Code::InvalidManifest, format!(
             "failed to decode Kubernetes YAML from {}: {message}",
             path.file_name()
                 .map(|n| n.to_string_lossy())

@@ -17,12 +17,15 @@
 
 pub mod build;
 pub mod config;
+pub mod dependencies;
 pub mod diagnostic;
 pub mod generate;
 pub mod graph;
 pub mod model;
+pub mod output;
 pub mod postbuild;
 pub mod sops;
 pub mod source;
+pub mod sync;
 pub mod varsub;
 pub mod yaml_json;

@@ -5,7 +5,7 @@
 //! patches and substitution), and keeps the object's original node, when there is one, so a
 //! diagnostic can point at the text in the repository.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use plumb_yaml::Node;
 use serde_json::Value;
 use std::fmt;
@@ -180,7 +180,7 @@ impl FluxKustomization {
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(other) => {
                     problems.push(
-                        Diagnostic::error(format!("spec.{field} must be a string, not {other}"))
+                        Diagnostic::error(Code::InvalidSpec, format!("spec.{field} must be a string, not {other}"))
                             .at(object.node_at(&["spec", field])),
                     );
                     None
@@ -268,7 +268,7 @@ fn read_post_build(p: &Value, object: &Object, problems: &mut Vec<Diagnostic>) -
             match v {
                 Value::String(s) => out.substitute.push((k.clone(), s.clone())),
                 other => problems.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::InvalidSpec, format!(
                         "spec.postBuild.substitute.{k} must be a string, not {other}: the API server refuses this Kustomization"
                     ))
                     .at(object.node_at(&["spec", "postBuild", "substitute", k]))
@@ -381,64 +381,6 @@ impl HelmRelease {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             depends_on,
-        })
-    }
-}
-
-/// A FluxInstance's `spec.sync`: the source and Kustomization the Flux Operator creates.
-#[derive(Debug, Clone)]
-pub struct FluxInstanceSync {
-    pub namespace: String,
-    pub name: String,
-    pub kind: String,
-    pub url: Option<String>,
-    pub path: String,
-    pub object: Object,
-}
-
-impl FluxInstanceSync {
-    pub fn from_object(object: &Object) -> Option<FluxInstanceSync> {
-        if object.kind() != "FluxInstance" || object.group() != "fluxcd.controlplane.io" {
-            return None;
-        }
-        let sync = object.value.get("spec")?.get("sync")?;
-        let namespace = object.namespace_or_default().to_string();
-        Some(FluxInstanceSync {
-            name: sync
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or(&namespace)
-                .to_string(),
-            kind: sync
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or("GitRepository")
-                .to_string(),
-            url: sync.get("url").and_then(Value::as_str).map(str::to_string),
-            path: sync
-                .get("path")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            namespace,
-            object: object.clone(),
-        })
-    }
-
-    /// The Kustomization the operator creates for this sync.
-    pub fn kustomization(&self) -> FluxKustomization {
-        let value = serde_json::json!({
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": {
-                "path": self.path,
-                "sourceRef": {"kind": self.kind, "name": self.name},
-            },
-        });
-        FluxKustomization::from_object(Object {
-            value,
-            origin: self.object.origin.clone(),
         })
     }
 }

@@ -3,7 +3,7 @@
 //! wins), inline `substitute` over all of them, newlines stripped from values; each object is
 //! rendered to YAML, substituted as text, and read back as YAML 1.1 into JSON.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{FluxKustomization, Object, PostBuild, SUBSTITUTE_KEY};
 use crate::sops::AgeKeys;
 use crate::varsub::{self, Mode, SubstError};
@@ -41,7 +41,7 @@ pub fn collect_vars(
             .and_then(|n| n.as_sequence().and_then(|items| items.get(i)).or(Some(n)));
         if reference.kind != "ConfigMap" && reference.kind != "Secret" {
             problems.push(
-                Diagnostic::error(format!(
+                Diagnostic::error(Code::InvalidSpec, format!(
                     "substituteFrom kind '{}' is not supported: it must be ConfigMap or Secret",
                     reference.kind
                 ))
@@ -52,7 +52,7 @@ pub fn collect_vars(
         let Some(object) = objects.find(&reference.kind, &ks.namespace, &reference.name) else {
             if !reference.optional {
                 problems.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::SubstituteSourceMissing, format!(
                         "substitute from '{}/{}' error: {} \"{}\" not found in namespace {}: no Kustomization of this cluster produces it",
                         reference.kind,
                         reference.name,
@@ -109,7 +109,7 @@ fn data_of(
                 Ok(doc) => plumb_yaml::to_json(&doc).ok(),
                 Err(e) => {
                     problems.push(
-                        Diagnostic::warning(format!("{who} cannot be decrypted: {e}"))
+                        Diagnostic::warning(Code::SecretUndecrypted, format!("{who} cannot be decrypted: {e}"))
                             .at(object.node_at(&["sops"])),
                     );
                     None
@@ -117,7 +117,7 @@ fn data_of(
             },
             None => {
                 problems.push(
-                    Diagnostic::warning(format!(
+                    Diagnostic::warning(Code::SecretUndecrypted, format!(
                         "{who} is SOPS-encrypted and no age key is given: its values are substituted as placeholders"
                     ))
                     .at(object.node_at(&["sops"]))
@@ -145,7 +145,7 @@ fn data_of(
                 out.insert(k, String::from_utf8_lossy(&bytes).into_owned());
             }
             Err(e) => problems.push(
-                Diagnostic::error(format!(
+                Diagnostic::error(Code::InvalidSecret, format!(
                     "Secret {}/{} data.{k} is not valid base64 ({e}): the API server refuses it",
                     object.namespace_or_default(),
                     object.name()
@@ -215,11 +215,11 @@ pub fn substitute_object(
 pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
     let what = format!("{}/{}", object.kind(), object.name());
     match failure {
-        Failure::InvalidName(name) => Diagnostic::error(format!(
+        Failure::InvalidName(name) => Diagnostic::error(Code::SubstitutionFailed, format!(
             "post build failed for '{what}': '{name}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'"
         ))
         .at(object.origin.as_ref()),
-        Failure::Yaml(e) => Diagnostic::error(format!(
+        Failure::Yaml(e) => Diagnostic::error(Code::SubstitutionFailed, format!(
             "post build failed for '{what}': the substituted text is not valid YAML: {e}"
         ))
         .at(object.origin.as_ref())
@@ -247,7 +247,7 @@ pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
                 }
                 other => other.to_string(),
             };
-            let d = Diagnostic::error(format!(
+            let d = Diagnostic::error(Code::SubstitutionFailed, format!(
                 "post build failed for '{what}': variable substitution failed: {reason}"
             ));
             let d = match locate(object, &needle) {

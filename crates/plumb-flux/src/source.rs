@@ -1,9 +1,11 @@
 //! Sources as local directories: which directory of this checkout stands for the artifact a
 //! Flux source would fetch, and how a Kustomization's `spec.path` is read inside it.
 //!
-//! The GitRepository that syncs this repository is the repository root. Other sources are
-//! mapped by `.plumb.yaml` (`sources:`); a GitRepository with the same URL as the syncing one is
-//! the same repository.
+//! The source that syncs this repository is the repository root: the one the entry's root
+//! Kustomization names, `flux-system/flux-system` when nothing defines it (`flux bootstrap`
+//! creates it), the source a FluxInstance's `spec.sync` creates, and a GitRepository whose URL
+//! is the syncing one's or a remote of the checkout. Other sources are mapped by `.plumb.yaml`
+//! (`sources:`); what is left is another repository, which is not fetched yet.
 
 use crate::config::SourceMapping;
 use crate::model::{ObjectRef, Source};
@@ -26,12 +28,68 @@ pub fn clean_relative(path: &str) -> String {
     parts.join("/")
 }
 
+/// Why a source the repository does not define, or defines with a remote URL, was taken to be
+/// this repository. Each is reported once, as a note saying how to override it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inference {
+    /// `flux-system/flux-system`, which `flux bootstrap` creates and the repository does not
+    /// define.
+    Bootstrap(ObjectRef),
+    /// The source a FluxInstance's `spec.sync` creates.
+    ClusterSync {
+        source: ObjectRef,
+        via: String,
+        file: Option<PathBuf>,
+        line: Option<u32>,
+    },
+    /// A GitRepository whose URL is a remote of the checkout.
+    CheckoutRemote { source: ObjectRef, url: String },
+}
+
+impl Inference {
+    pub fn source(&self) -> &ObjectRef {
+        match self {
+            Inference::Bootstrap(s) => s,
+            Inference::ClusterSync { source, .. } | Inference::CheckoutRemote { source, .. } => {
+                source
+            }
+        }
+    }
+
+    /// What was assumed, as the note says it.
+    pub fn message(&self) -> String {
+        match self {
+            Inference::Bootstrap(s) => format!(
+                "{s} is not defined in the repository: taken to be this repository, as `flux bootstrap` creates it"
+            ),
+            Inference::ClusterSync { source, via, .. } => format!(
+                "{source} is created by {via}: taken to be this repository"
+            ),
+            Inference::CheckoutRemote { source, url } => format!(
+                "{source} fetches {url}, a remote of this checkout: taken to be this repository"
+            ),
+        }
+    }
+
+    /// How to override it.
+    pub fn help(&self) -> String {
+        let s = self.source();
+        format!(
+            "to read it from elsewhere, map it in .plumb.yaml: `sources: [{{kind: {}, namespace: {}, name: {}, path: <directory of its tree>}}]`",
+            s.kind, s.namespace, s.name
+        )
+    }
+}
+
 /// Where a source's tree is, or why it is not known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     /// The directory, relative to the repository root.
     Dir(String),
-    /// The source object exists but is not this repository and `.plumb.yaml` does not map it.
+    /// The directory, taken to be this repository for the reason given.
+    Assumed(String, Inference),
+    /// The source object exists but is another repository or artifact, and `.plumb.yaml` does
+    /// not map it: what uses it cannot be built without fetching it.
     Unmapped { url: Option<String> },
     /// No object of that kind and name was built, and `.plumb.yaml` does not map it.
     NotFound,
@@ -42,9 +100,15 @@ pub enum Resolution {
 pub struct Sources {
     /// The source that syncs this repository (its tree is the repository root).
     pub repository: Option<ObjectRef>,
+    /// Why `repository` is this repository, when that was inferred.
+    pub repository_inference: Option<Inference>,
     pub mappings: Vec<SourceMapping>,
     /// Every source object the build has produced so far.
     pub known: BTreeMap<ObjectRef, Source>,
+    /// Sources that FluxInstances of the repository create, with what declares them.
+    pub cluster_syncs: Vec<Inference>,
+    /// The checkout's remotes, normalised (`crate::sync::normalize_git_url`).
+    pub remotes: Vec<String>,
 }
 
 impl Sources {
@@ -52,7 +116,7 @@ impl Sources {
         Sources {
             repository,
             mappings,
-            known: BTreeMap::new(),
+            ..Sources::default()
         }
     }
 
@@ -70,9 +134,22 @@ impl Sources {
             return Resolution::Dir(m.path.to_string_lossy().into_owned());
         }
         if self.repository.as_ref() == Some(source) {
-            return Resolution::Dir(String::new());
+            return match &self.repository_inference {
+                Some(why) => Resolution::Assumed(String::new(), why.clone()),
+                None => Resolution::Dir(String::new()),
+            };
         }
         let Some(found) = self.known.get(source) else {
+            if let Some(why) = self.cluster_syncs.iter().find(|i| i.source() == source) {
+                return Resolution::Assumed(String::new(), why.clone());
+            }
+            let bootstrap = crate::sync::BOOTSTRAP_NAME;
+            if crate::sync::SYNC_KINDS.contains(&source.kind.as_str())
+                && source.namespace == bootstrap
+                && source.name == bootstrap
+            {
+                return Resolution::Assumed(String::new(), Inference::Bootstrap(source.clone()));
+            }
             return Resolution::NotFound;
         };
         let repo_url = self
@@ -80,9 +157,24 @@ impl Sources {
             .as_ref()
             .and_then(|r| self.known.get(r))
             .and_then(|s| s.url.as_deref());
-        if source.kind == "GitRepository" && found.url.is_some() && found.url.as_deref() == repo_url
-        {
-            return Resolution::Dir(String::new());
+        if source.kind == "GitRepository" {
+            if let Some(url) = found.url.as_deref() {
+                if Some(url) == repo_url {
+                    return Resolution::Dir(String::new());
+                }
+                if self
+                    .remotes
+                    .contains(&crate::sync::normalize_git_url(url))
+                {
+                    return Resolution::Assumed(
+                        String::new(),
+                        Inference::CheckoutRemote {
+                            source: source.clone(),
+                            url: url.to_string(),
+                        },
+                    );
+                }
+            }
         }
         Resolution::Unmapped {
             url: found.url.clone(),

@@ -92,11 +92,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
+    let verbosity = report::Verbosity {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
     match cli.command {
-        Command::Build(args) => cmd::build::run(args),
-        Command::Check(args) => cmd::check::run(args, cli.color),
+        Command::Build(args) => cmd::build::run(args, verbosity),
+        Command::Check(args) => cmd::check::run(args, cli.color, verbosity),
         Command::Explain(args) => cmd::explain::run(args),
-        Command::Graph(args) => cmd::graph::run(args),
+        Command::Graph(args) => cmd::graph::run(args, verbosity),
         Command::Kustomize(c) => cmd::kustomize::run(c),
         Command::State(args) => cmd::state::run(args),
         Command::Completions { shell } => {

@@ -5,6 +5,7 @@
 use clap::{Args, ValueEnum};
 use plumb_flux::build::{build_repository, KustomizationBuild, Options, RepositoryBuild};
 use plumb_flux::varsub::Mode;
+use crate::report::Verbosity;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,16 +64,24 @@ pub fn build(
     })
 }
 
-/// Prints every diagnostic on stderr; returns whether any is an error.
-pub fn report_diagnostics(result: &RepositoryBuild) -> bool {
-    let mut stderr = std::io::stderr().lock();
-    for d in result.diagnostics() {
-        let _ = writeln!(stderr, "{d}");
+/// Prints the notes, every diagnostic (only errors with `-q`) and the summary line on stderr;
+/// returns whether any diagnostic is an error.
+pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> bool {
+    crate::report::notes(result, verbosity);
+    {
+        let mut stderr = std::io::stderr().lock();
+        for d in result
+            .diagnostics()
+            .filter(|d| d.is_error() || !verbosity.quiet)
+        {
+            let _ = writeln!(stderr, "{d}");
+        }
     }
+    crate::report::summary(result, verbosity, &result.summary().to_string());
     result.has_errors()
 }
 
-pub fn run(args: BuildArgs) -> ExitCode {
+pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     let mode = if args.no_strict {
         Mode::Lenient
     } else {
@@ -117,7 +126,7 @@ pub fn run(args: BuildArgs) -> ExitCode {
     {
         return ExitCode::from(2);
     }
-    if report_diagnostics(&result) {
+    if report_diagnostics(&result, verbosity) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

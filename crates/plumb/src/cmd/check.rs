@@ -52,7 +52,7 @@ pub enum Format {
     Github,
 }
 
-pub fn run(args: CheckArgs, color: Color) -> ExitCode {
+pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -> ExitCode {
     let config = match CheckConfig::load(&args.repo) {
         Ok(c) => c,
         Err(e) => {
@@ -119,6 +119,22 @@ pub fn run(args: CheckArgs, color: Color) -> ExitCode {
     {
         return ExitCode::from(2);
     }
+    crate::report::notes(&build, verbosity);
+    let s = build.summary();
+    let mut line = format!(
+        "checked {} of {} Kustomizations in {} cluster{}",
+        s.built,
+        s.kustomizations,
+        s.clusters,
+        if s.clusters == 1 { "" } else { "s" }
+    );
+    if s.failed + s.not_built > 0 {
+        line.push_str(&format!(
+            "; not checked: {} failed to build, {} not built (source in another repository, not fetched)",
+            s.failed, s.not_built
+        ));
+    }
+    crate::report::summary(&build, verbosity, &line);
     if report.errors() > 0 && !args.exit_zero {
         ExitCode::from(1)
     } else {

@@ -31,7 +31,7 @@ pub enum GraphOutput {
     Dot,
 }
 
-pub fn run(args: GraphArgs) -> ExitCode {
+pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
     let mode = if args.no_strict {
         Mode::Lenient
     } else {
@@ -55,7 +55,7 @@ pub fn run(args: GraphArgs) -> ExitCode {
     {
         return ExitCode::from(2);
     }
-    if super::build::report_diagnostics(&result) {
+    if super::build::report_diagnostics(&result, verbosity) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -1,0 +1,212 @@
+//! `plumb build`'s outputs: the YAML stream grouped per Kustomization, object names, and the
+//! `plumb.build/v1` JSON document (documented in `docs/build.md`).
+
+use crate::build::{EntryBuild, KustomizationBuild, RepositoryBuild, Status};
+use crate::model::ObjectRef;
+use crate::source::Inference;
+use serde_json::{json, Value};
+use std::fmt;
+
+/// How much of a build was built: the line `plumb build` and `plumb check` end with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub clusters: usize,
+    /// Kustomizations of the clusters (an entry directory built as it stands is not one).
+    pub kustomizations: usize,
+    pub built: usize,
+    pub failed: usize,
+    /// Not built because their source is another repository, which is not fetched.
+    pub not_built: usize,
+    pub objects: usize,
+}
+
+impl Summary {
+    fn add(&mut self, entry: &EntryBuild) {
+        self.clusters += 1;
+        for k in &entry.kustomizations {
+            self.objects += k.objects.len();
+            if k.synthetic {
+                continue;
+            }
+            self.kustomizations += 1;
+            match k.status {
+                Status::Built => self.built += 1,
+                Status::Failed => self.failed += 1,
+                Status::NotBuilt(_) => self.not_built += 1,
+            }
+        }
+    }
+
+    pub fn of_entry(entry: &EntryBuild) -> Summary {
+        let mut s = Summary::default();
+        s.add(entry);
+        s
+    }
+}
+
+impl fmt::Display for Summary {
+    /// `94 Kustomizations in 1 cluster: 90 built, 1 failed, 3 not built (source in another
+    /// repository, not fetched); 1204 objects`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: usize, one: &str, many: &str| {
+            format!("{n} {}", if n == 1 { one } else { many })
+        };
+        write!(
+            f,
+            "{} in {}: {} built, {} failed, {} not built",
+            plural(self.kustomizations, "Kustomization", "Kustomizations"),
+            plural(self.clusters, "cluster", "clusters"),
+            self.built,
+            self.failed,
+            self.not_built,
+        )?;
+        if self.not_built > 0 {
+            write!(f, " (source in another repository, not fetched)")?;
+        }
+        write!(f, "; {}", plural(self.objects, "object", "objects"))
+    }
+}
+
+/// An inference as `-o json` lists it.
+fn assumption_json(entry: &str, why: &Inference) -> Value {
+    let mut v = json!({
+        "entry": entry,
+        "source": why.source().to_string(),
+        "message": why.message(),
+        "help": why.help(),
+    });
+    if let (Inference::ClusterSync { file, line, .. }, Some(map)) = (why, v.as_object_mut()) {
+        if let Some(file) = file {
+            map.insert("file".into(), json!(file));
+        }
+        if let Some(line) = line {
+            map.insert("line".into(), json!(line));
+        }
+    }
+    v
+}
+
+impl RepositoryBuild {
+    /// The summary of every entry.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for e in &self.entries {
+            s.add(e);
+        }
+        s
+    }
+
+    /// Every inference of the build, once each (the same one in several clusters is one).
+    pub fn assumptions(&self) -> Vec<&Inference> {
+        let mut out: Vec<&Inference> = Vec::new();
+        for why in self.entries.iter().flat_map(|e| &e.assumptions) {
+            if !out.contains(&why) {
+                out.push(why);
+            }
+        }
+        out
+    }
+
+    /// One YAML stream of the selected Kustomizations' objects, each group preceded by a
+    /// `# Source: Kustomization ns/name (path)` line (and `# Entry: path` with several entries).
+    pub fn to_yaml(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
+        let mut out = String::new();
+        let several = self.entries.len() > 1;
+        let mut first = true;
+        for entry in &self.entries {
+            for k in entry.kustomizations.iter().filter(|k| select(k)) {
+                if !first {
+                    out.push_str("---\n");
+                }
+                first = false;
+                if several {
+                    out.push_str(&format!("# Entry: {}\n", entry.entry));
+                }
+                out.push_str(&format!("# Source: {}\n", k.title()));
+                let values: Vec<&Value> = k.objects.iter().map(|o| &o.value).collect();
+                out.push_str(&plumb_yaml::write_stream(values));
+            }
+        }
+        out
+    }
+
+    /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped).
+    pub fn to_names(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
+        let mut out = String::new();
+        for entry in &self.entries {
+            for k in entry.kustomizations.iter().filter(|k| select(k)) {
+                for o in &k.objects {
+                    out.push_str(&o.display_id());
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// The `plumb.build/v1` document (documented in `docs/build.md`).
+    pub fn to_json(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> Value {
+        let several = self.entries.len() > 1;
+        let mut kustomizations = Vec::new();
+        let mut errors = Vec::new();
+        let mut assumptions = Vec::new();
+        let mut entries = Vec::new();
+        for entry in &self.entries {
+            assumptions.extend(
+                entry
+                    .assumptions
+                    .iter()
+                    .map(|why| assumption_json(&entry.entry, why)),
+            );
+            let s = Summary::of_entry(entry);
+            entries.push(json!({
+                "entry": entry.entry,
+                "kustomizations": s.kustomizations,
+                "built": s.built,
+                "failed": s.failed,
+                "not_built": s.not_built,
+                "objects": s.objects,
+                "seconds": entry.seconds,
+            }));
+            for k in entry.kustomizations.iter().filter(|k| select(k)) {
+                let mut item = json!({
+                    "namespace": k.kustomization.namespace,
+                    "name": k.kustomization.name,
+                    "path": k.path,
+                    "source": k.source,
+                    "depends_on": k.kustomization.depends_on.iter().map(ObjectRef::key).collect::<Vec<_>>(),
+                    "objects": k.objects.iter().map(|o| o.value.clone()).collect::<Vec<_>>(),
+                    "errors": k.diagnostics,
+                    "status": k.status.as_str(),
+                });
+                if let Some(map) = item.as_object_mut() {
+                    if let Status::NotBuilt(reason) = &k.status {
+                        map.insert("reason".into(), json!(reason));
+                    }
+                    map.insert("entry".into(), json!(entry.entry));
+                    map.insert("parent".into(), json!(k.parent));
+                    if k.synthetic {
+                        map.insert("synthetic".into(), json!(true));
+                    }
+                }
+                kustomizations.push(item);
+            }
+            for d in &entry.diagnostics {
+                let mut v = json!(d);
+                if several {
+                    if let Some(map) = v.as_object_mut() {
+                        map.insert("entry".into(), json!(entry.entry));
+                    }
+                }
+                errors.push(v);
+            }
+        }
+        json!({
+            "schema": "plumb.build/v1",
+            "kustomizations": kustomizations,
+            "errors": errors,
+            "assumptions": assumptions,
+            "entries": entries,
+        })
+    }
+}

@@ -1,0 +1,411 @@
+//! The cluster's own source: which Flux source syncs this repository into a cluster, where each
+//! cluster's entry path is, and the checkout's own remotes.
+//!
+//! The source a cluster syncs from is rarely in the repository: `flux bootstrap` creates the
+//! GitRepository `flux-system/flux-system`, and flux-operator creates it from a FluxInstance's
+//! `spec.sync`, which is often only the values of a `flux-instance` HelmRelease. This module
+//! finds those syncs in the repository's files, before anything is built, so that each cluster
+//! can be built from its entry path with the root Kustomization the cluster really has.
+
+use crate::config::SourceMapping;
+use crate::model::{FluxKustomization, Object, ObjectRef, HELM_GROUP, KUSTOMIZE_GROUP};
+use crate::source;
+use plumb_yaml::Node;
+use serde_json::Value;
+use std::path::Path;
+
+/// The API group of flux-operator's kinds.
+pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+
+/// Namespace and name of the source and Kustomization `flux bootstrap` creates, and of those
+/// flux-operator creates (it names them after the FluxInstance's namespace).
+pub const BOOTSTRAP_NAME: &str = "flux-system";
+
+/// The source kinds a cluster can sync from.
+pub const SYNC_KINDS: [&str; 3] = ["GitRepository", "OCIRepository", "Bucket"];
+
+/// A source and root Kustomization that something outside the repository's Flux objects
+/// creates: flux-operator from a FluxInstance's `spec.sync`.
+#[derive(Debug, Clone)]
+pub struct ClusterSync {
+    /// The source object the operator creates.
+    pub source: ObjectRef,
+    pub url: Option<String>,
+    /// `spec.sync.path`, cleaned: relative to the source's root.
+    pub path: String,
+    /// What declares it, for notes: `FluxInstance flux-system/flux`, `HelmRelease
+    /// flux-system/flux-instance (values of the flux-instance chart)`.
+    pub via: String,
+    /// The `sync` mapping, for its file and line.
+    pub origin: Option<Node>,
+}
+
+impl ClusterSync {
+    /// A FluxInstance's sync, from the object.
+    pub fn from_flux_instance(object: &Object) -> Option<ClusterSync> {
+        if !object.is(OPERATOR_GROUP, "FluxInstance") {
+            return None;
+        }
+        let namespace = object.namespace_or_default();
+        let sync = object.value.get("spec")?.get("sync")?;
+        Some(ClusterSync::from_sync(
+            sync,
+            namespace,
+            object.node_at(&["spec", "sync"]).cloned(),
+            format!("FluxInstance {namespace}/{}", object.name()),
+        ))
+    }
+
+    /// The sync of the FluxInstance a `flux-instance` HelmRelease renders from its inline
+    /// values (`instance.sync`). The chart creates the FluxInstance in the release's namespace.
+    pub fn from_helm_release(object: &Object) -> Option<ClusterSync> {
+        if !object.is(HELM_GROUP, "HelmRelease") || !is_flux_instance_chart(&object.value) {
+            return None;
+        }
+        let spec = object.value.get("spec")?;
+        let sync = spec.get("values")?.get("instance")?.get("sync")?;
+        let namespace = spec
+            .get("targetNamespace")
+            .and_then(Value::as_str)
+            .or_else(|| object.value["metadata"]["namespace"].as_str())
+            .unwrap_or(BOOTSTRAP_NAME);
+        Some(ClusterSync::from_sync(
+            sync,
+            namespace,
+            object
+                .node_at(&["spec", "values", "instance", "sync"])
+                .cloned(),
+            format!(
+                "HelmRelease {namespace}/{} (values of the flux-instance chart)",
+                object.name()
+            ),
+        ))
+    }
+
+    /// The sync in a values file of the `flux-instance` chart (a file whose top level is
+    /// `instance: {sync: ...}`, read by a HelmRelease through `valuesFrom`). Its namespace is
+    /// not in the file: flux-operator's documented `flux-system` is assumed.
+    pub fn from_values_file(path: &Path, value: &Value, node: &Node) -> Option<ClusterSync> {
+        let sync = value.get("instance")?.get("sync")?;
+        sync.get("path")?;
+        if value.get("apiVersion").is_some() || value.get("kind").is_some() {
+            return None;
+        }
+        Some(ClusterSync::from_sync(
+            sync,
+            BOOTSTRAP_NAME,
+            node.get("instance").and_then(|n| n.get("sync")).cloned(),
+            format!("{} (values of the flux-instance chart)", path.display()),
+        ))
+    }
+
+    fn from_sync(sync: &Value, namespace: &str, origin: Option<Node>, via: String) -> ClusterSync {
+        let text = |k: &str| sync.get(k).and_then(Value::as_str);
+        ClusterSync {
+            source: ObjectRef::new(
+                text("kind").unwrap_or("GitRepository"),
+                namespace,
+                text("name").unwrap_or(namespace),
+            ),
+            url: text("url").map(str::to_string),
+            path: source::clean_relative(text("path").unwrap_or("")),
+            via,
+            origin,
+        }
+    }
+
+    /// The Kustomization the operator creates for this sync: named like its source, syncing
+    /// `path` from it.
+    pub fn kustomization(&self) -> FluxKustomization {
+        let value = serde_json::json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": self.source.name, "namespace": self.source.namespace},
+            "spec": {
+                "path": self.path,
+                "sourceRef": {"kind": self.source.kind, "name": self.source.name},
+            },
+        });
+        FluxKustomization::from_object(Object {
+            value,
+            origin: self.origin.clone(),
+        })
+    }
+
+    /// Where the sync's path is in this checkout: `path` inside the directory `.plumb.yaml`
+    /// maps the source to, else inside the repository root.
+    pub fn entry(&self, mappings: &[SourceMapping]) -> String {
+        let s = &self.source;
+        match mappings
+            .iter()
+            .find(|m| m.matches(&s.kind, &s.namespace, &s.name))
+        {
+            Some(m) => source::clean_relative(&format!("{}/{}", m.path.display(), self.path)),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// Whether a HelmRelease installs flux-operator's `flux-instance` chart: by `spec.chart.spec`'s
+/// chart name, or a `chartRef` whose name says so (an OCIRepository of
+/// `oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance`).
+fn is_flux_instance_chart(hr: &Value) -> bool {
+    let spec = &hr["spec"];
+    let chart = spec["chart"]["spec"]["chart"].as_str().unwrap_or("");
+    let chart_ref = spec["chartRef"]["name"].as_str().unwrap_or("");
+    chart.rsplit('/').next() == Some("flux-instance") || chart_ref.contains("flux-instance")
+}
+
+/// What the repository says about its clusters, read from its files before any build.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Entry paths, relative to the repository root, sorted.
+    pub entries: Vec<String>,
+    /// Every FluxInstance sync found (in a manifest, a HelmRelease's values, a values file).
+    pub syncs: Vec<ClusterSync>,
+}
+
+impl Discovery {
+    /// The sync whose path is `entry`.
+    pub fn sync_for(&self, entry: &str, mappings: &[SourceMapping]) -> Option<&ClusterSync> {
+        self.syncs.iter().find(|s| s.entry(mappings) == entry)
+    }
+}
+
+/// Reads every YAML file of the repository that can declare a cluster: the `flux bootstrap`
+/// layout (a Kustomization inside the path it syncs, with its GitRepository beside it:
+/// `clusters/dev/flux-system/gotk-sync.yaml`), and FluxInstance syncs wherever they are.
+pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
+    let mut discovery = Discovery::default();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        let dir_rel = dir
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut objects = Vec::new();
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            // Symlinks are not followed: a link out of the repository is not part of it.
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if file_type.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !file_type.is_file() || !(name.ends_with(".yaml") || name.ends_with(".yml")) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let may_declare = text.contains("Kustomization")
+                || text.contains("FluxInstance")
+                || (text.contains("instance:") && text.contains("sync:"));
+            if !may_declare {
+                continue;
+            }
+            let Ok(docs) = plumb_yaml::parse_documents(&path, &text) else {
+                continue;
+            };
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            for doc in &docs {
+                let Ok(value) = plumb_yaml::to_json(doc) else {
+                    continue;
+                };
+                if let Some(sync) = ClusterSync::from_values_file(&rel, &value, doc) {
+                    discovery.syncs.push(sync);
+                    continue;
+                }
+                objects.push(Object {
+                    value,
+                    origin: Some(doc.clone()),
+                });
+            }
+        }
+        let git_repositories: Vec<ObjectRef> = objects
+            .iter()
+            .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
+            .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
+            .collect();
+        for object in &objects {
+            if object.is(KUSTOMIZE_GROUP, "Kustomization") {
+                let ks = FluxKustomization::from_object(object.clone());
+                let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
+                let inside = p.is_empty() || dir_rel == p || dir_rel.starts_with(&format!("{p}/"));
+                if inside && git_repositories.contains(&ks.source_ref) {
+                    push_unique(&mut discovery.entries, p);
+                }
+            } else if let Some(sync) = ClusterSync::from_flux_instance(object)
+                .or_else(|| ClusterSync::from_helm_release(object))
+            {
+                discovery.syncs.push(sync);
+            }
+        }
+    }
+    for sync in &discovery.syncs {
+        let entry = sync.entry(mappings);
+        if root.join(&entry).is_dir() {
+            push_unique(&mut discovery.entries, entry);
+        }
+    }
+    discovery.entries.sort();
+    discovery
+}
+
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// The URLs of the checkout's git remotes (`remote.*.url` in `.git/config` of `root` or the
+/// nearest directory above it that has one), normalised with [`normalize_git_url`].
+pub fn checkout_remotes(root: &Path) -> Vec<String> {
+    let mut dir = Some(root);
+    while let Some(d) = dir {
+        let git = d.join(".git");
+        let config = if git.is_dir() {
+            Some(git.join("config"))
+        } else if git.is_file() {
+            // A worktree or submodule: `gitdir: PATH`; its config is in the common directory.
+            std::fs::read_to_string(&git).ok().and_then(|t| {
+                let gitdir = d.join(t.trim().strip_prefix("gitdir:")?.trim());
+                let common = std::fs::read_to_string(gitdir.join("commondir"))
+                    .map(|c| gitdir.join(c.trim()))
+                    .unwrap_or(gitdir);
+                Some(common.join("config"))
+            })
+        } else {
+            None
+        };
+        if let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) {
+            return remote_urls(&text);
+        }
+        dir = d.parent();
+    }
+    Vec::new()
+}
+
+/// `url = ...` of every `[remote "..."]` section of a git config.
+fn remote_urls(config: &str) -> Vec<String> {
+    let mut in_remote = false;
+    let mut out = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_remote = line.starts_with("[remote ");
+            continue;
+        }
+        if !in_remote {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            if key.trim().eq_ignore_ascii_case("url") {
+                let url = normalize_git_url(value.trim().trim_matches('"'));
+                if !out.contains(&url) {
+                    out.push(url);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A git URL reduced to `host/path`, so that the https, ssh and scp-like spellings of one
+/// repository compare equal: no scheme, user or port, no `.git` or trailing slash, host in
+/// lower case.
+pub fn normalize_git_url(url: &str) -> String {
+    let url = url.trim();
+    let (rest, had_scheme) = match url.split_once("://") {
+        Some((_, rest)) => (rest, true),
+        None => (url, false),
+    };
+    let rest = match rest.split_once('@') {
+        Some((user, after)) if !user.contains('/') => after,
+        _ => rest,
+    };
+    let (host, path) = if had_scheme {
+        rest.split_once('/').unwrap_or((rest, ""))
+    } else {
+        // scp-like `host:path`
+        rest.split_once(':')
+            .or_else(|| rest.split_once('/'))
+            .unwrap_or((rest, ""))
+    };
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    let path = path.trim_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    format!("{host}/{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_urls_of_one_repository_compare_equal() {
+        let want = "github.com/org/home-ops";
+        for url in [
+            "https://github.com/org/home-ops",
+            "https://github.com/org/home-ops.git",
+            "ssh://git@github.com/org/home-ops.git",
+            "ssh://git@github.com:22/org/home-ops",
+            "git@github.com:org/home-ops.git",
+            "https://GitHub.com/org/home-ops/",
+        ] {
+            assert_eq!(normalize_git_url(url), want, "{url}");
+        }
+        assert_ne!(
+            normalize_git_url("https://github.com/org/other"),
+            normalize_git_url("https://github.com/org/home-ops")
+        );
+    }
+
+    #[test]
+    fn remotes_are_read_from_remote_sections_only() {
+        let config = "[core]\n\turl = nope\n[remote \"origin\"]\n\turl = git@github.com:org/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote \"fork\"]\n\turl = https://gitlab.com/me/r\n[branch \"main\"]\n\tremote = origin\n";
+        assert_eq!(
+            remote_urls(config),
+            vec!["github.com/org/r", "gitlab.com/me/r"]
+        );
+    }
+
+    #[test]
+    fn flux_instance_chart_values_declare_a_sync() {
+        let hr = serde_json::json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "kind": "HelmRelease",
+            "metadata": {"name": "flux-instance"},
+            "spec": {
+                "chartRef": {"kind": "OCIRepository", "name": "flux-instance"},
+                "values": {"instance": {"sync": {"kind": "GitRepository", "url": "ssh://git@github.com/o/r", "path": "./kubernetes/flux/cluster"}}}
+            }
+        });
+        let sync = ClusterSync::from_helm_release(&Object {
+            value: hr.clone(),
+            origin: None,
+        })
+        .unwrap();
+        assert_eq!(sync.source.key(), "flux-system/flux-system");
+        assert_eq!(sync.source.kind, "GitRepository");
+        assert_eq!(sync.path, "kubernetes/flux/cluster");
+        let mut other = hr;
+        other["spec"]["chartRef"]["name"] = "podinfo".into();
+        assert!(ClusterSync::from_helm_release(&Object {
+            value: other,
+            origin: None
+        })
+        .is_none());
+    }
+}
