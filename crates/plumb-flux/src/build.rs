@@ -14,6 +14,7 @@ use crate::diagnostic::{self, Code, Diagnostic};
 use crate::generate;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
+use crate::runtime::RuntimeSecret;
 use crate::source::{self, Inference, Resolution, Sources};
 use crate::sync::{self, Discovery};
 use crate::varsub::Mode;
@@ -120,6 +121,8 @@ pub struct EntryBuild {
     pub diagnostics: Vec<Diagnostic>,
     /// What was assumed to build this cluster (its sync source is this repository), once each.
     pub assumptions: Vec<Inference>,
+    /// What is applied before Flux ([`crate::bootstrap`]).
+    pub bootstrap: crate::bootstrap::Bootstrap,
     /// How long the entry took to build.
     pub seconds: f64,
 }
@@ -234,8 +237,9 @@ struct Built {
     path: String,
     objects: Vec<Object>,
     diagnostics: Vec<Diagnostic>,
-    /// Why its source was taken to be this repository, when that was inferred.
-    assumed: Option<Inference>,
+    /// What was assumed to build it (its source is this repository, a variable source it
+    /// produces itself).
+    assumed: Vec<Inference>,
     /// Why it was not built, when that is not an error of the repository.
     not_built: Option<String>,
 }
@@ -246,20 +250,40 @@ impl Built {
             path,
             objects: Vec::new(),
             diagnostics: vec![diagnostic],
-            assumed: None,
+            assumed: Vec::new(),
             not_built: None,
         }
     }
 }
 
-/// ConfigMaps and Secrets the cluster would hold, by kind, namespace and name.
+/// ConfigMaps and Secrets the cluster would hold, by kind, namespace and name, and the Secrets
+/// controllers create from objects of the build.
 #[derive(Default)]
-struct Produced(HashMap<(String, String, String), Object>);
+struct Produced {
+    objects: HashMap<(String, String, String), Object>,
+    runtime: Vec<RuntimeSecret>,
+}
+
+impl Produced {
+    fn add(&mut self, object: &Object) {
+        self.objects
+            .entry((
+                object.kind().to_string(),
+                object.namespace_or_default().to_string(),
+                object.name().to_string(),
+            ))
+            .or_insert_with(|| object.clone());
+    }
+}
 
 impl ObjectLookup for Produced {
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object> {
-        self.0
+        self.objects
             .get(&(kind.to_string(), namespace.to_string(), name.to_string()))
+    }
+
+    fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
+        self.runtime.iter().find(|s| s.is(namespace, name))
     }
 }
 
@@ -290,7 +314,10 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
     let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
         (Some(ks), _) => (Some(ks), None),
-        (None, Some(sync)) => (Some(sync.kustomization()), Some(cluster_sync_inference(sync))),
+        (None, Some(sync)) => (
+            Some(sync.kustomization()),
+            Some(cluster_sync_inference(sync)),
+        ),
         (None, None) => (None, None),
     };
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
@@ -307,6 +334,12 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut produced = Produced::default();
+    let bootstrap = crate::bootstrap::load(root, &config.bootstrap, entry);
+    for object in &bootstrap.objects {
+        if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
+            produced.add(object);
+        }
+    }
     let mut helm_releases = Vec::new();
     let mut found_sources = Vec::new();
 
@@ -351,7 +384,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 path: entry.to_string(),
                 objects,
                 diagnostics,
-                assumed: None,
+                assumed: Vec::new(),
                 not_built: None,
             };
             register(
@@ -422,7 +455,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             .chain(b.diagnostics)
             .map(|d| d.with_chain(&node.chain).relative_to(root))
             .collect();
-        if let Some(why) = b.assumed {
+        for why in b.assumed {
             if !assumptions.iter().any(|a| a.source() == why.source()) {
                 assumptions.push(why);
             }
@@ -466,6 +499,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         repository_source,
         diagnostics,
         assumptions,
+        bootstrap,
         seconds: started.elapsed().as_secs_f64(),
     }
 }
@@ -510,7 +544,9 @@ fn select_ready(
         let mut optional = 0;
         if let Some(post) = &ks.post_build {
             for r in &post.substitute_from {
-                if produced.find(&r.kind, &ks.namespace, &r.name).is_none() {
+                let at_runtime =
+                    r.kind == "Secret" && produced.runtime_secret(&ks.namespace, &r.name).is_some();
+                if produced.find(&r.kind, &ks.namespace, &r.name).is_none() && !at_runtime {
                     if r.optional {
                         optional += 1;
                     } else {
@@ -564,29 +600,23 @@ fn register(
     let mut late = Vec::new();
     for object in &built.objects {
         match (object.group(), object.kind()) {
-            ("", "ConfigMap") | ("", "Secret") => {
-                produced
-                    .0
-                    .entry((
-                        object.kind().to_string(),
-                        object.namespace_or_default().to_string(),
-                        object.name().to_string(),
-                    ))
-                    .or_insert_with(|| object.clone());
-            }
+            ("", "ConfigMap") | ("", "Secret") => produced.add(object),
             (KUSTOMIZE_GROUP, "Kustomization") => {
                 let ks = FluxKustomization::from_object(object.clone());
                 let key = ks.key();
                 match by_key.get(&key) {
                     Some(&existing) if existing == i || nodes[existing].parent.is_none() => {}
                     Some(&existing) => late.push(
-                        Diagnostic::warning(Code::TwoWriters, format!(
+                        Diagnostic::warning(
+                            Code::TwoWriters,
+                            format!(
                             "Kustomization {key} is also produced by {}: two writers of one object",
                             nodes[existing]
                                 .parent
                                 .map(|p| nodes[p].ks.key())
                                 .unwrap_or_default()
-                        ))
+                        ),
+                        )
                         .at(object.origin.as_ref()),
                     ),
                     None => {
@@ -604,6 +634,9 @@ fn register(
                 }
             }
             _ => {
+                if let Some(secret) = crate::runtime::secret_created_by(object) {
+                    produced.runtime.push(secret);
+                }
                 if let Some(source) = Source::from_object(object) {
                     sources.add(source.clone());
                     found_sources.push((source, parent_key.clone()));
@@ -652,7 +685,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 path: source::clean_relative(&raw_path),
                 objects: Vec::new(),
                 diagnostics: Vec::new(),
-                assumed: None,
+                assumed: Vec::new(),
                 not_built: Some(format!(
                     "source {}{} is another repository or artifact: not fetched",
                     ks.source_ref,
@@ -694,32 +727,47 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         };
         return Built::failed(
             rel.clone(),
-            Diagnostic::error(Code::PathNotFound, format!(
-                "kustomization path not found: spec.path `{shown}` is not a directory of {}",
-                ks.source_ref
-            ))
+            Diagnostic::error(
+                Code::PathNotFound,
+                format!(
+                    "kustomization path not found: spec.path `{shown}` is not a directory of {}",
+                    ks.source_ref
+                ),
+            )
             .at(ks.object.node_at(&["spec", "path"])),
         );
     }
     let mut diagnostics = Vec::new();
     if ks.suspend {
         diagnostics.push(
-            Diagnostic::warning(Code::Suspended, format!(
-                "Kustomization {} is suspended: the cluster does not apply what is built here",
-                ks.key()
-            ))
+            Diagnostic::warning(
+                Code::Suspended,
+                format!(
+                    "Kustomization {} is suspended: the cluster does not apply what is built here",
+                    ks.key()
+                ),
+            )
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
     let mut objects = match build_dir(&dir, Some(ks)) {
         Ok(objects) => objects,
+        Err(d) if d.code == Code::SourceUnavailable => {
+            return Built {
+                path: rel,
+                objects: Vec::new(),
+                diagnostics,
+                assumed: assumed.into_iter().collect(),
+                not_built: Some(d.message),
+            };
+        }
         Err(d) => {
             diagnostics.push(d);
             return Built {
                 path: rel,
                 objects: Vec::new(),
                 diagnostics,
-                assumed,
+                assumed: assumed.into_iter().collect(),
                 not_built: None,
             };
         }
@@ -735,9 +783,26 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             );
         }
     }
+    let mut assumed: Vec<Inference> = assumed.into_iter().collect();
     if let Some(post) = &ks.post_build {
-        let (vars, problems) = postbuild::collect_vars(ks, ctx.produced, ctx.keys);
-        diagnostics.extend(problems);
+        let lookup = WithOwn {
+            cluster: ctx.produced,
+            own: &objects,
+        };
+        for r in &post.substitute_from {
+            if ctx.produced.find(&r.kind, &ks.namespace, &r.name).is_none()
+                && lookup.find(&r.kind, &ks.namespace, &r.name).is_some()
+            {
+                assumed.push(Inference::SelfProduced {
+                    object: ObjectRef::new(&r.kind, &ks.namespace, &r.name),
+                    kustomization: ks.key(),
+                });
+            }
+        }
+        let mut collected = postbuild::collect_vars(ks, &lookup, ctx.keys);
+        postbuild::assume_open_vars(&mut collected, &objects);
+        diagnostics.extend(collected.problems);
+        let vars = collected.vars;
         for object in &mut objects {
             match postbuild::substitute_object(&object.value, &vars, post, ctx.mode) {
                 Ok(Some(value)) => object.value = value,
@@ -757,6 +822,30 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         diagnostics,
         assumed,
         not_built: None,
+    }
+}
+
+/// The cluster's ConfigMaps and Secrets, then the Kustomization's own: one that substitutes
+/// from an object it produces itself reads, once applied, the values it applied.
+struct WithOwn<'a> {
+    cluster: &'a Produced,
+    own: &'a [Object],
+}
+
+impl ObjectLookup for WithOwn<'_> {
+    fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object> {
+        self.cluster.find(kind, namespace, name).or_else(|| {
+            self.own.iter().find(|o| {
+                o.group().is_empty()
+                    && o.kind() == kind
+                    && o.namespace_or_default() == namespace
+                    && o.name() == name
+            })
+        })
+    }
+
+    fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
+        self.cluster.runtime_secret(namespace, name)
     }
 }
 

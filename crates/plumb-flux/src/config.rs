@@ -14,6 +14,7 @@ pub const FILE_NAME: &str = ".plumb.yaml";
 pub const KNOWN_KEYS: &[&str] = &[
     "clusters",
     "sources",
+    "bootstrap",
     "kubernetesVersion",
     "runtimeCRDs",
     "placeholders",
@@ -49,6 +50,9 @@ pub struct Config {
     /// Entry paths, relative to the repository root.
     pub clusters: Vec<String>,
     pub sources: Vec<SourceMapping>,
+    /// Directories applied before Flux (kustomize directories, manifests, helmfile files);
+    /// empty means the common layouts (`crate::bootstrap::DEFAULT_DIRS`).
+    pub bootstrap: Vec<String>,
 }
 
 /// A `.plumb.yaml` that cannot be used, with where.
@@ -107,6 +111,14 @@ impl Config {
                 "clusters" => {
                     config.clusters = string_list(value).ok_or_else(|| {
                         fail(Some(value), "`clusters` must be a list of paths".into())
+                    })?
+                }
+                "bootstrap" => {
+                    config.bootstrap = string_list(value).ok_or_else(|| {
+                        fail(
+                            Some(value),
+                            "`bootstrap` must be a list of directories".into(),
+                        )
                     })?
                 }
                 "sources" => {

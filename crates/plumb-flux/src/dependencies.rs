@@ -72,10 +72,13 @@ pub fn graph_diagnostics(
             .map(|&i| kustomizations[i].key())
             .collect();
         out.push(
-            Diagnostic::error(Code::DependencyCycle, format!(
-                "dependsOn cycle: {}: none of these Kustomizations ever becomes ready",
-                names.join(" → ")
-            ))
+            Diagnostic::error(
+                Code::DependencyCycle,
+                format!(
+                    "dependsOn cycle: {}: none of these Kustomizations ever becomes ready",
+                    names.join(" → ")
+                ),
+            )
             .at(dep_node(first, j).as_ref())
             .with_chain(&first.chain),
         );

@@ -210,7 +210,10 @@ impl fmt::Display for Diagnostic {
 /// A kustomize error as a diagnostic, pointing at the file and line it names when it names one.
 pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
     use plumb_kustomize::KustomizeError as K;
-    let d = Diagnostic::error(Code::KustomizeError, format!("kustomize build failed: {err}"));
+    let d = Diagnostic::error(
+        Code::KustomizeError,
+        format!("kustomize build failed: {err}"),
+    );
     let mut cur = err;
     loop {
         match cur {
@@ -225,6 +228,13 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
                 };
             }
             K::Io { path, .. } => return d.in_file(path),
+            K::Remote { what, url } => {
+                return Diagnostic {
+                    code: Code::SourceUnavailable,
+                    message: format!("remote {what} {url} is not fetched"),
+                    ..d
+                }
+            }
             K::MissingKustomization(p) | K::Cycle(p) | K::MultipleKustomizations(p) => {
                 return d.in_file(p)
             }

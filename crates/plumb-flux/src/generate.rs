@@ -81,8 +81,9 @@ fn generated(dir: &Path) -> Result<Node, Diagnostic> {
 }
 
 fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
-    let read_err =
-        |e: std::io::Error| Diagnostic::error(Code::KustomizeError, format!("cannot read directory: {e}")).in_file(dir);
+    let read_err = |e: std::io::Error| {
+        Diagnostic::error(Code::KustomizeError, format!("cannot read directory: {e}")).in_file(dir)
+    };
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(read_err)?
         .collect::<Result<Vec<_>, _>>()
@@ -122,12 +123,15 @@ fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic
 /// Flux refuses to generate a kustomization over a YAML file that is not Kubernetes objects.
 fn check_manifest(path: &Path) -> Result<(), Diagnostic> {
     let fail = |message: String| {
-        Diagnostic::error(Code::InvalidManifest, format!(
-            "failed to decode Kubernetes YAML from {}: {message}",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ))
+        Diagnostic::error(
+            Code::InvalidManifest,
+            format!(
+                "failed to decode Kubernetes YAML from {}: {message}",
+                path.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            ),
+        )
     };
     let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()).in_file(path))?;
     let docs = plumb_yaml::parse_documents(path, &text).map_err(|e| {

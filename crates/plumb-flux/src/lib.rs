@@ -15,6 +15,7 @@
 //! assert_eq!(out, "host: prod-eu.example.com # $HOME stays");
 //! ```
 
+pub mod bootstrap;
 pub mod build;
 pub mod config;
 pub mod dependencies;
@@ -24,6 +25,7 @@ pub mod graph;
 pub mod model;
 pub mod output;
 pub mod postbuild;
+pub mod runtime;
 pub mod sops;
 pub mod source;
 pub mod sync;

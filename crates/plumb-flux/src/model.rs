@@ -180,8 +180,11 @@ impl FluxKustomization {
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(other) => {
                     problems.push(
-                        Diagnostic::error(Code::InvalidSpec, format!("spec.{field} must be a string, not {other}"))
-                            .at(object.node_at(&["spec", field])),
+                        Diagnostic::error(
+                            Code::InvalidSpec,
+                            format!("spec.{field} must be a string, not {other}"),
+                        )
+                        .at(object.node_at(&["spec", field])),
                     );
                     None
                 }

@@ -48,9 +48,8 @@ impl fmt::Display for Summary {
     /// `94 Kustomizations in 1 cluster: 90 built, 1 failed, 3 not built (source in another
     /// repository, not fetched); 1204 objects`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plural = |n: usize, one: &str, many: &str| {
-            format!("{n} {}", if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         write!(
             f,
             "{} in {}: {} built, {} failed, {} not built",
@@ -61,7 +60,7 @@ impl fmt::Display for Summary {
             self.not_built,
         )?;
         if self.not_built > 0 {
-            write!(f, " (source in another repository, not fetched)")?;
+            write!(f, " (remote source or resource, not fetched)")?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))
     }

@@ -5,6 +5,7 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{FluxKustomization, Object, PostBuild, SUBSTITUTE_KEY};
+use crate::runtime::RuntimeSecret;
 use crate::sops::AgeKeys;
 use crate::varsub::{self, Mode, SubstError};
 use crate::yaml_json;
@@ -19,20 +20,38 @@ pub type Vars = BTreeMap<String, String>;
 /// hold.
 pub trait ObjectLookup {
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object>;
+
+    /// The Secret `namespace`/`name` that a controller creates at runtime from an object of
+    /// the build, when no build output holds it.
+    fn runtime_secret(&self, _namespace: &str, _name: &str) -> Option<&RuntimeSecret> {
+        None
+    }
+}
+
+/// The variables of one Kustomization and what was met reading them.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    pub vars: Vars,
+    /// Warnings and errors, pointing at the `substituteFrom` entry.
+    pub problems: Vec<Diagnostic>,
+    /// Secrets created at runtime whose keys cannot all be known here (an ExternalSecret's
+    /// `dataFrom`): a variable nothing defines may come from them.
+    pub open: Vec<RuntimeSecret>,
 }
 
 /// The variables `ks` substitutes with, and the warnings and errors met reading them.
 /// SOPS-encrypted Secrets are decrypted with `keys` when given; otherwise their values are
-/// placeholders, with a warning.
+/// placeholders, with a warning. So are those of Secrets created at runtime.
 pub fn collect_vars(
     ks: &FluxKustomization,
     objects: &dyn ObjectLookup,
     keys: Option<&AgeKeys>,
-) -> (Vars, Vec<Diagnostic>) {
+) -> Collected {
     let mut vars = Vars::new();
     let mut problems = Vec::new();
+    let mut open = Vec::new();
     let Some(post) = &ks.post_build else {
-        return (vars, problems);
+        return Collected::default();
     };
     for (i, reference) in post.substitute_from.iter().enumerate() {
         let at = ks
@@ -41,15 +60,40 @@ pub fn collect_vars(
             .and_then(|n| n.as_sequence().and_then(|items| items.get(i)).or(Some(n)));
         if reference.kind != "ConfigMap" && reference.kind != "Secret" {
             problems.push(
-                Diagnostic::error(Code::InvalidSpec, format!(
-                    "substituteFrom kind '{}' is not supported: it must be ConfigMap or Secret",
-                    reference.kind
-                ))
+                Diagnostic::error(
+                    Code::InvalidSpec,
+                    format!(
+                        "substituteFrom kind '{}' is not supported: it must be ConfigMap or Secret",
+                        reference.kind
+                    ),
+                )
                 .at(at),
             );
             continue;
         }
         let Some(object) = objects.find(&reference.kind, &ks.namespace, &reference.name) else {
+            let runtime = (reference.kind == "Secret")
+                .then(|| objects.runtime_secret(&ks.namespace, &reference.name))
+                .flatten();
+            if let Some(secret) = runtime {
+                problems.push(
+                    Diagnostic::warning(
+                        Code::SubstituteSourceAssumed,
+                        format!(
+                            "Secret {}/{} is created at runtime by {}: its values are substituted as placeholders",
+                            ks.namespace, reference.name, secret.producer
+                        ),
+                    )
+                    .at(at),
+                );
+                for key in &secret.keys {
+                    vars.insert(key.clone(), secret.placeholder(key));
+                }
+                if secret.open {
+                    open.push(secret.clone());
+                }
+                continue;
+            }
             if !reference.optional {
                 problems.push(
                     Diagnostic::error(Code::SubstituteSourceMissing, format!(
@@ -73,7 +117,49 @@ pub fn collect_vars(
     for (key, value) in &post.substitute {
         vars.insert(key.clone(), value.replace('\n', ""));
     }
-    (vars, problems)
+    Collected {
+        vars,
+        problems,
+        open,
+    }
+}
+
+/// Placeholders for the variables `objects` use that nothing defines, when a Secret created at
+/// runtime may define them (`collected.open`); one warning names them and the Secret.
+pub fn assume_open_vars(collected: &mut Collected, objects: &[Object]) {
+    let Some(secret) = collected.open.first().cloned() else {
+        return;
+    };
+    let mut assumed = std::collections::BTreeSet::new();
+    for object in objects.iter().filter(|o| !is_disabled(&o.value)) {
+        let text = plumb_yaml::write_document(&object.value);
+        let Ok(refs) = varsub::references(&text) else {
+            continue;
+        };
+        for r in refs {
+            if !r.has_default && !collected.vars.contains_key(&r.name) {
+                assumed.insert(r.name);
+            }
+        }
+    }
+    if assumed.is_empty() {
+        return;
+    }
+    for name in &assumed {
+        collected
+            .vars
+            .insert(name.clone(), secret.placeholder(name));
+    }
+    let names: Vec<&str> = assumed.iter().map(String::as_str).collect();
+    collected.problems.push(Diagnostic::warning(
+        Code::SubstituteSourceAssumed,
+        format!(
+            "{} defined by no substituteFrom source: taken to come from Secret {}, whose keys {} decides at runtime (placeholders substituted)",
+            names.join(", "),
+            secret.name,
+            secret.producer
+        ),
+    ));
 }
 
 /// The string data of a ConfigMap (`data`) or Secret (`data` decoded, `stringData` over it,
@@ -109,8 +195,11 @@ fn data_of(
                 Ok(doc) => plumb_yaml::to_json(&doc).ok(),
                 Err(e) => {
                     problems.push(
-                        Diagnostic::warning(Code::SecretUndecrypted, format!("{who} cannot be decrypted: {e}"))
-                            .at(object.node_at(&["sops"])),
+                        Diagnostic::warning(
+                            Code::SecretUndecrypted,
+                            format!("{who} cannot be decrypted: {e}"),
+                        )
+                        .at(object.node_at(&["sops"])),
                     );
                     None
                 }
@@ -145,11 +234,14 @@ fn data_of(
                 out.insert(k, String::from_utf8_lossy(&bytes).into_owned());
             }
             Err(e) => problems.push(
-                Diagnostic::error(Code::InvalidSecret, format!(
+                Diagnostic::error(
+                    Code::InvalidSecret,
+                    format!(
                     "Secret {}/{} data.{k} is not valid base64 ({e}): the API server refuses it",
                     object.namespace_or_default(),
                     object.name()
-                ))
+                ),
+                )
                 .at(object.node_at(&["data", &k])),
             ),
         }

@@ -44,6 +44,13 @@ pub enum Inference {
     },
     /// A GitRepository whose URL is a remote of the checkout.
     CheckoutRemote { source: ObjectRef, url: String },
+    /// A `substituteFrom` ConfigMap or Secret that the Kustomization produces itself: once
+    /// applied, the cluster holds the values it applied (a new cluster needs it applied first,
+    /// at bootstrap).
+    SelfProduced {
+        object: ObjectRef,
+        kustomization: String,
+    },
 }
 
 impl Inference {
@@ -53,6 +60,7 @@ impl Inference {
             Inference::ClusterSync { source, .. } | Inference::CheckoutRemote { source, .. } => {
                 source
             }
+            Inference::SelfProduced { object, .. } => object,
         }
     }
 
@@ -68,11 +76,20 @@ impl Inference {
             Inference::CheckoutRemote { source, url } => format!(
                 "{source} fetches {url}, a remote of this checkout: taken to be this repository"
             ),
+            Inference::SelfProduced {
+                object,
+                kustomization,
+            } => format!(
+                "{object}, which Kustomization {kustomization} substitutes from, is produced by that Kustomization itself: its values are read from this build, as the cluster holds them once it is applied"
+            ),
         }
     }
 
     /// How to override it.
     pub fn help(&self) -> String {
+        if let Inference::SelfProduced { .. } = self {
+            return "a new cluster fails this Kustomization until the object exists: apply it at bootstrap, or produce it from a Kustomization this one dependsOn".to_string();
+        }
         let s = self.source();
         format!(
             "to read it from elsewhere, map it in .plumb.yaml: `sources: [{{kind: {}, namespace: {}, name: {}, path: <directory of its tree>}}]`",
@@ -162,10 +179,7 @@ impl Sources {
                 if Some(url) == repo_url {
                     return Resolution::Dir(String::new());
                 }
-                if self
-                    .remotes
-                    .contains(&crate::sync::normalize_git_url(url))
-                {
+                if self.remotes.contains(&crate::sync::normalize_git_url(url)) {
                     return Resolution::Assumed(
                         String::new(),
                         Inference::CheckoutRemote {

@@ -486,9 +486,10 @@ impl Builder {
 /// The local path a `resources:` or `components:` entry names; remote ones are refused.
 fn local_entry(root: &Path, entry: &str, what: &str) -> Result<PathBuf, KustomizeError> {
     if loader::is_remote(entry) {
-        return Err(KustomizeError::Unsupported(format!(
-            "remote {what} {entry:?}: plumb builds offline; vendor it into the repository"
-        )));
+        return Err(KustomizeError::Remote {
+            what: what.to_string(),
+            url: entry.to_string(),
+        });
     }
     Ok(loader::clean(&root.join(entry)))
 }

@@ -34,9 +34,13 @@ pub enum KustomizeError {
     Cycle(PathBuf),
     #[error("{}: {message}", path.display())]
     Io { path: PathBuf, message: String },
-    /// Something plumb will not do offline or at all (remote resources, plugins).
+    /// Something plumb will not do offline or at all (plugins, helm charts).
     #[error("{0}")]
     Unsupported(String),
+    /// A remote resource or base (`https://...`, `github.com/org/repo//path?ref=v1`), which
+    /// this build does not fetch.
+    #[error("remote {what} {url:?}: plumb builds offline; vendor it into the repository")]
+    Remote { what: String, url: String },
     /// Any other error, with kustomize's wording.
     #[error("{0}")]
     Other(String),

@@ -2,10 +2,10 @@
 //! kustomize-controller builds it, printed as YAML (grouped per Kustomization), JSON
 //! (`plumb.build/v1`) or object names.
 
+use crate::report::Verbosity;
 use clap::{Args, ValueEnum};
 use plumb_flux::build::{build_repository, KustomizationBuild, Options, RepositoryBuild};
 use plumb_flux::varsub::Mode;
-use crate::report::Verbosity;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

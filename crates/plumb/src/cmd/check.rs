@@ -130,7 +130,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     );
     if s.failed + s.not_built > 0 {
         line.push_str(&format!(
-            "; not checked: {} failed to build, {} not built (source in another repository, not fetched)",
+            "; not checked: {} failed to build, {} not built (remote source or resource, not fetched)",
             s.failed, s.not_built
         ));
     }

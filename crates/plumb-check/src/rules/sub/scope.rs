@@ -77,7 +77,7 @@ impl<'a> SubstitutionScope<'a> {
         produced: &Produced<'_>,
     ) -> SubstitutionScope<'a> {
         let flux = &ks.kustomization;
-        let (vars, _) = postbuild::collect_vars(flux, produced, None);
+        let vars = postbuild::collect_vars(flux, produced, None).vars;
         let mut definitions = BTreeMap::new();
         // `key`'s value, defined at `path` of `object`'s text.
         let definition = |key: &str, object: &Object, path: &[&str]| Definition {
