@@ -56,6 +56,8 @@ pub struct RepairPlan {
     pub new_head: Option<u64>,
     /// The stack's lock when the plan was made: `repair` takes the lock, so it must be free.
     pub lock: Option<LockInfo>,
+    /// True once [`StateStore::repair`] has carried the plan out.
+    pub applied: bool,
     head_etag: Option<ETag>,
 }
 
@@ -109,11 +111,16 @@ impl RepairPlan {
             s.push_str("nothing to repair: HEAD names the newest valid version\n");
             return s;
         }
-        s.push_str("repair will:\n");
+        s.push_str(if self.applied {
+            "repaired:\n"
+        } else {
+            "repair will:\n"
+        });
         for (serial, to) in &self.set_aside {
+            let verb = if self.applied { "moved" } else { "move" };
             let _ = writeln!(
                 s,
-                "  move damaged version {serial} aside to {to} (kept, not deleted)"
+                "  {verb} damaged version {serial} aside to {to} (kept, not deleted)"
             );
         }
         if let Some(serial) = self.new_head {
@@ -123,10 +130,11 @@ impl RepairPlan {
                 }
                 _ => "serial 0 (an empty stack)".to_string(),
             };
-            let verb = if self.head == HeadFound::Missing {
-                "create"
-            } else {
-                "rewrite"
+            let verb = match (self.head == HeadFound::Missing, self.applied) {
+                (true, false) => "create",
+                (true, true) => "created",
+                (false, false) => "rewrite",
+                (false, true) => "rewrote",
             };
             let _ = writeln!(s, "  {verb} HEAD naming {what}");
         }
@@ -253,6 +261,7 @@ impl StateStore {
             set_aside,
             new_head: (!head_is_right).then_some(target),
             lock: self.current_lock(stack)?,
+            applied: false,
             head_etag: raw_head.map(|o| o.etag),
         })
     }
@@ -313,6 +322,7 @@ impl StateStore {
                 Err(e) => return Err(e.into()),
             }
         }
+        plan.applied = true;
         Ok(plan)
     }
 }
