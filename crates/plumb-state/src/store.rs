@@ -398,10 +398,16 @@ impl StateStore {
                 // The write may have landed before it failed: remove our lock if it is there.
                 let ours = self.backend.get(&stack.lock_key());
                 let removed = match ours {
-                    Ok(Some(object)) if object.data == bytes => self
-                        .backend
-                        .delete_if_match(&stack.lock_key(), &object.etag)
-                        .is_ok(),
+                    Ok(Some(object)) if object.data == bytes => {
+                        self.backend
+                            .delete_if_match(&stack.lock_key(), &object.etag)
+                            .is_ok()
+                            // The delete may have landed before it failed.
+                            || matches!(
+                                self.backend.get(&stack.lock_key()),
+                                Ok(now) if now.as_ref().is_none_or(|o| o.etag != object.etag)
+                            )
+                    }
                     Ok(_) => true,
                     Err(_) => false,
                 };

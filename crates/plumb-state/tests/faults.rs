@@ -103,6 +103,7 @@ fn a_put_that_runs_out_of_space_at_any_write_is_undone_or_recoverable() {
             (Effect::NothingWritten, false),
             (Effect::NothingWritten, true),
             (Effect::Written, false),
+            (Effect::Written, true),
         ] {
             for (store, switch, backend, dir) in faulty_stores() {
                 let case = format!("{backend}: write {at} fails, {effect:?}, lasting {lasting}");
@@ -174,7 +175,7 @@ fn a_put_that_runs_out_of_space_at_any_write_is_undone_or_recoverable() {
         }
     }
     println!("{cases} full-disk cases, {kept_locks} left a lock that force-unlock cleared");
-    assert_eq!(cases, writes * 3 * 2);
+    assert_eq!(cases, writes * 4 * 2);
     assert!(
         kept_locks > 0,
         "the disk staying full must leave at least one lock"
@@ -244,6 +245,28 @@ fn history_reports_a_missing_middle_version_and_goes_on() {
             b"three"
         );
         assert_eq!(put(&store, &keys, b"four").expect("put"), 4);
+    }
+}
+
+#[test]
+fn a_missing_head_version_is_named_and_repair_moves_head_below_it() {
+    for (store, _, backend, _dir) in faulty_stores() {
+        let (keys, _) = Keys::generate();
+        for data in ["one", "two", "three"] {
+            put(&store, &keys, data.as_bytes()).expect("put");
+        }
+        store.backend().delete(&version_key(3)).expect("delete");
+        let err = store.get(&stack(), &keys, None).expect_err("missing");
+        assert!(
+            err.to_string().contains("which is missing"),
+            "{backend}: {err}"
+        );
+        assert!(err.to_string().contains(&version_key(3)), "{err}");
+        assert!(put(&store, &keys, b"x").is_err());
+        let plan = store.repair(&stack(), &keys, "ops").expect("repair");
+        assert_eq!(plan.new_head, Some(2), "{backend}");
+        assert_eq!(store.get(&stack(), &keys, None).expect("get").data, b"two");
+        assert_eq!(put(&store, &keys, b"three again").expect("put"), 3);
     }
 }
 
