@@ -52,7 +52,8 @@ pub enum StateError {
     },
     #[error(
         "stack {stack}: version {serial} is not the object HEAD recorded (digest differs): it was \
-         replaced after it was written; refused"
+         replaced after it was written; refused (restore it from a backup, or see what \
+         `plumb state repair --stack {stack}` would do)"
     )]
     DigestMismatch { stack: String, serial: u64 },
     #[error(

@@ -168,9 +168,15 @@ impl StateStore {
         }
         let last = serials.last().copied().unwrap_or(0);
         let mut versions = Vec::new();
+        let present: std::collections::BTreeSet<u64> = serials.iter().copied().collect();
         for serial in 1..=last {
             let key = stack.version_key(serial);
-            let Some(object) = self.backend().get(&key)? else {
+            let object = if present.contains(&serial) {
+                self.backend().get(&key)?
+            } else {
+                None
+            };
+            let Some(object) = object else {
                 versions.push(VersionCheck {
                     serial,
                     found: VersionFound::Missing,

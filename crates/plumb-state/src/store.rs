@@ -935,12 +935,11 @@ impl StateStore {
         };
         let serials = self.serials(stack)?;
         let last = serials.last().copied().unwrap_or(0).max(head.serial);
-        let mut present = serials.iter().copied().peekable();
+        let present: std::collections::BTreeSet<u64> = serials.into_iter().collect();
         let mut entries = Vec::new();
         for serial in 1..=last {
             let key = stack.version_key(serial);
-            let object = if present.peek() == Some(&serial) {
-                present.next();
+            let object = if present.contains(&serial) {
                 self.backend.get(&key)?
             } else {
                 None

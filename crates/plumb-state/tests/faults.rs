@@ -231,6 +231,11 @@ fn history_reports_a_missing_middle_version_and_goes_on() {
             put(&store, &keys, data.as_bytes()).expect("put");
         }
         store.backend().delete(&version_key(2)).expect("delete");
+        // A stray object below the first serial is not a version and hides none.
+        store
+            .backend()
+            .put(&version_key(0), b"stray", &WriteCondition::Create)
+            .expect("stray");
         let history = store.history(&stack(), &keys).expect("history");
         let found: Vec<(u64, &str)> = history.iter().map(|e| (e.serial, e.status)).collect();
         assert_eq!(
