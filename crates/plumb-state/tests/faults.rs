@@ -7,21 +7,13 @@
 #[path = "support/faulty.rs"]
 mod faulty;
 
-use faulty::{Effect, FaultSwitch, FaultyBackend};
+use faulty::{lock_id_in, put, stack, statuses, Effect, FaultSwitch, FaultyBackend};
 use plumb_state::backend::{Backend, LocalBackend, MemoryBackend, WriteCondition};
-use plumb_state::{HeadFound, Keys, PutOptions, StackName, StateError, StateStore, VersionFound};
+use plumb_state::{HeadFound, Keys, PutOptions, StateError, StateStore, VersionFound};
 use std::path::Path;
-
-fn stack() -> StackName {
-    StackName::new("network").expect("valid name")
-}
 
 fn version_key(serial: u64) -> String {
     format!("network/versions/{serial:020}")
-}
-
-fn put(store: &StateStore, keys: &Keys, data: &[u8]) -> Result<u64, StateError> {
-    store.put(&stack(), keys, data, "tester@host", None, &mut |_| {})
 }
 
 /// A store over each real backend, behind the fault switch.
@@ -65,22 +57,6 @@ fn temporaries(root: &Path) -> Vec<String> {
     found
 }
 
-/// The serials and statuses `history` reports.
-fn statuses(store: &StateStore, keys: &Keys) -> Vec<(u64, &'static str)> {
-    store
-        .history(&stack(), keys)
-        .expect("history")
-        .iter()
-        .map(|e| (e.serial, e.status))
-        .collect()
-}
-
-/// The id a message tells the user to give `force-unlock`.
-fn lock_id_in(message: &str) -> Option<String> {
-    let rest = message.split("--lock-id ").nth(1)?;
-    Some(rest.split(['`', ' ', ')']).next()?.to_string())
-}
-
 /// A put whose Nth write fails with ENOSPC, for every N, whether nothing was written, the write
 /// landed before the failure, or the disk stays full: the stack reads at the previous or the
 /// new version; a lock left behind is named in the error and `force-unlock` clears it; puts then
@@ -107,69 +83,10 @@ fn a_put_that_runs_out_of_space_at_any_write_is_undone_or_recoverable() {
         ] {
             for (store, switch, backend, dir) in faulty_stores() {
                 let case = format!("{backend}: write {at} fails, {effect:?}, lasting {lasting}");
-                put(&store, &keys, b"before").expect("put");
-                switch.arm(at, effect, lasting);
-                let result = put(&store, &keys, b"after");
-                switch.disarm();
-                cases += 1;
-
-                let visible = store.get(&stack(), &keys, None).expect(&case).data;
-                assert!(visible == b"before" || visible == b"after", "{case}");
-                match &result {
-                    Ok(serial) => {
-                        assert_eq!(*serial, 2, "{case}");
-                        assert_eq!(visible, b"after", "{case}");
-                    }
-                    Err(e @ StateError::PutFailed { serial, .. }) => {
-                        assert_eq!(*serial, 2, "{case}");
-                        assert_eq!(visible, b"before", "{case}: {e}");
-                        assert!(e.to_string().contains("network/"), "{case}: {e}");
-                        assert!(e.to_string().contains("no storage space"), "{case}: {e}");
-                    }
-                    Err(e) => assert!(
-                        e.to_string().contains("stack network"),
-                        "{case}: the error names no stack: {e}"
-                    ),
-                }
-                let lock = store.current_lock(&stack()).expect("read lock");
-                if let Some(lock) = lock {
-                    // Only a failure that says so may leave the lock, and it names the lock.
-                    let message = result.as_ref().err().map(|e| e.to_string());
-                    let told = message.as_deref().and_then(lock_id_in);
-                    assert_eq!(
-                        told.as_deref(),
-                        Some(lock.id.as_str()),
-                        "{case}: {message:?}"
-                    );
-                    assert!(matches!(
-                        put(&store, &keys, b"x"),
-                        Err(StateError::Locked(_))
-                    ));
-                    store
-                        .force_unlock(&stack(), &lock.id, &keys)
-                        .expect("force-unlock");
+                if faulty::full_disk_case(&store, &switch, &keys, at, effect, lasting, &case) {
                     kept_locks += 1;
-                } else {
-                    let error = result.as_ref().err().map(|e| e.to_string());
-                    assert!(
-                        !error.unwrap_or_default().contains("force-unlock"),
-                        "{case}: told to force-unlock a lock that is not there"
-                    );
                 }
-                // Nothing above HEAD is left without a lock.
-                assert!(
-                    statuses(&store, &keys)
-                        .iter()
-                        .all(|(_, s)| *s == "head" || *s == "committed"),
-                    "{case}: {:?}",
-                    statuses(&store, &keys)
-                );
-                let now = store.get(&stack(), &keys, None).expect(&case).data;
-                let next = put(&store, &keys, b"next").expect(&case);
-                let expected = if now == b"after" { 3 } else { 2 };
-                assert_eq!(next, expected, "{case}");
-                let serials: Vec<u64> = statuses(&store, &keys).iter().map(|s| s.0).collect();
-                assert_eq!(serials, (1..=expected).collect::<Vec<_>>(), "{case}");
+                cases += 1;
                 assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "{case}");
             }
         }

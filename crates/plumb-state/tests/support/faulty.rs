@@ -2,6 +2,7 @@
 //! ENOSPC), around a real backend. Reads always pass through.
 
 use plumb_state::backend::{Backend, BackendError, ETag, Object, WriteCondition};
+use plumb_state::{Keys, StackName, StateError, StateStore};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -140,4 +141,105 @@ impl<B: Backend> Backend for FaultyBackend<B> {
     ) -> Result<Vec<String>, BackendError> {
         self.write(dir, || self.inner.remove_stale_temporaries(dir, min_age))
     }
+}
+
+/// The stack `full_disk_case` works on.
+pub fn stack() -> StackName {
+    StackName::new("network").expect("valid name")
+}
+
+pub fn put(store: &StateStore, keys: &Keys, data: &[u8]) -> Result<u64, StateError> {
+    store.put(&stack(), keys, data, "tester@host", None, &mut |_| {})
+}
+
+/// The serials and statuses `history` reports.
+pub fn statuses(store: &StateStore, keys: &Keys) -> Vec<(u64, &'static str)> {
+    store
+        .history(&stack(), keys)
+        .expect("history")
+        .iter()
+        .map(|e| (e.serial, e.status))
+        .collect()
+}
+
+/// The id a message tells the user to give `force-unlock`.
+pub fn lock_id_in(message: &str) -> Option<String> {
+    let rest = message.split("--lock-id ").nth(1)?;
+    Some(rest.split(['`', ' ', ')']).next()?.to_string())
+}
+
+/// On an empty store: puts "before", then "after" with write `at` failing as armed, and checks
+/// that the stack reads at one of the two; that a lock left behind is the one the error names,
+/// and `force-unlock` clears it; that nothing is left above HEAD without a lock; and that the
+/// next put takes the next serial. Returns whether a lock was left.
+pub fn full_disk_case(
+    store: &StateStore,
+    switch: &FaultSwitch,
+    keys: &Keys,
+    at: usize,
+    effect: Effect,
+    lasting: bool,
+    case: &str,
+) -> bool {
+    let mut kept_lock = false;
+    put(store, keys, b"before").expect("put");
+    switch.arm(at, effect, lasting);
+    let result = put(store, keys, b"after");
+    switch.disarm();
+
+    let visible = store.get(&stack(), keys, None).expect(case).data;
+    assert!(visible == b"before" || visible == b"after", "{case}");
+    match &result {
+        Ok(serial) => {
+            assert_eq!(*serial, 2, "{case}");
+            assert_eq!(visible, b"after", "{case}");
+        }
+        Err(e @ StateError::PutFailed { serial, .. }) => {
+            assert_eq!(*serial, 2, "{case}");
+            assert_eq!(visible, b"before", "{case}: {e}");
+            assert!(e.to_string().contains("network/"), "{case}: {e}");
+            assert!(e.to_string().contains("no storage space"), "{case}: {e}");
+        }
+        Err(e) => assert!(
+            e.to_string().contains("stack network"),
+            "{case}: the error names no stack: {e}"
+        ),
+    }
+    let lock = store.current_lock(&stack()).expect("read lock");
+    if let Some(lock) = lock {
+        // Only a failure that says so may leave the lock, and it names the lock.
+        let message = result.as_ref().err().map(|e| e.to_string());
+        let told = message.as_deref().and_then(lock_id_in);
+        assert_eq!(
+            told.as_deref(),
+            Some(lock.id.as_str()),
+            "{case}: {message:?}"
+        );
+        assert!(matches!(put(store, keys, b"x"), Err(StateError::Locked(_))));
+        store
+            .force_unlock(&stack(), &lock.id, keys)
+            .expect("force-unlock");
+        kept_lock = true;
+    } else {
+        let error = result.as_ref().err().map(|e| e.to_string());
+        assert!(
+            !error.unwrap_or_default().contains("force-unlock"),
+            "{case}: told to force-unlock a lock that is not there"
+        );
+    }
+    // Nothing above HEAD is left without a lock.
+    assert!(
+        statuses(store, keys)
+            .iter()
+            .all(|(_, s)| *s == "head" || *s == "committed"),
+        "{case}: {:?}",
+        statuses(store, keys)
+    );
+    let now = store.get(&stack(), keys, None).expect(case).data;
+    let next = put(store, keys, b"next").expect(case);
+    let expected = if now == b"after" { 3 } else { 2 };
+    assert_eq!(next, expected, "{case}");
+    let serials: Vec<u64> = statuses(store, keys).iter().map(|s| s.0).collect();
+    assert_eq!(serials, (1..=expected).collect::<Vec<_>>(), "{case}");
+    kept_lock
 }
