@@ -52,18 +52,62 @@ pub enum StateError {
     },
     #[error(
         "stack {stack}: version {serial} is not the object HEAD recorded (digest differs): it was \
-         replaced after it was written; refused"
+         replaced after it was written; refused (restore it from a backup, or see what \
+         `plumb state repair --stack {stack}` would do)"
     )]
     DigestMismatch { stack: String, serial: u64 },
     #[error(
         "stack {stack}: HEAD names serial {head} but version {above} exists and no put holds the \
-         lock: HEAD was rolled back or an old HEAD replayed; refused"
+         lock: HEAD was rolled back or an old HEAD replayed; refused. If no one rolled it back \
+         (a put failed before plumb undid its writes), `plumb state repair --stack {stack}` \
+         shows how it would move HEAD to the newest valid version"
     )]
     RolledBack {
         stack: String,
         head: u64,
         above: u64,
     },
+    #[error(
+        "stack {stack} has no HEAD but versions up to {newest} exist: \
+         `plumb state repair --stack {stack}` rebuilds HEAD from the newest valid version"
+    )]
+    HeadMissing { stack: String, newest: u64 },
+    #[error(
+        "stack {stack}: the put of version {serial} failed while {during}, and was undone: the \
+         stack is as it was before ({cause})"
+    )]
+    PutFailed {
+        stack: String,
+        serial: u64,
+        during: &'static str,
+        cause: Box<StateError>,
+    },
+    #[error(
+        "stack {stack}: the put of version {serial} failed ({cause}) and could not be undone; \
+         its lock {lock_id} is kept so that nothing else moves the stack. Once the cause is \
+         fixed, `plumb state force-unlock --stack {stack} --lock-id {lock_id}` completes the put"
+    )]
+    PutIncomplete {
+        stack: String,
+        serial: u64,
+        lock_id: String,
+        cause: Box<StateError>,
+    },
+    #[error(
+        "stack {stack}: the lock object is not a plumb lock ({reason}); if no plumb process is \
+         writing it, break it with `plumb state force-unlock --stack {stack} --lock-id {id}`"
+    )]
+    CorruptLock {
+        stack: String,
+        id: String,
+        reason: String,
+    },
+    #[error(
+        "stack {stack}: the given keys cannot decrypt the current version {serial}, so this put \
+         would lock out whoever holds its key; give a key that decrypts it, or pass --rekey to \
+         encrypt from now on to the given keys only"
+    )]
+    WouldLockOut { stack: String, serial: u64 },
     #[error("{what} is corrupt: {reason}")]
     Corrupt { what: String, reason: String },
     #[error("stack {stack}: {message}")]

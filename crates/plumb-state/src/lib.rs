@@ -24,13 +24,15 @@ mod error;
 mod location;
 mod lock;
 pub mod probe;
+mod repair;
 mod store;
 
 pub use crypto::{Keys, VersionHeader};
 pub use error::StateError;
 pub use location::StoreLocation;
 pub use lock::{default_who, LockInfo};
+pub use repair::{HeadFound, RepairPlan, VersionCheck, VersionFound};
 pub use store::{
-    history_json, ForceUnlockReport, HeldLock, HistoryEntry, PutStep, StackName, StateStore,
-    Version,
+    history_json, ForceUnlockReport, HeldLock, HistoryEntry, PutOptions, PutStep, StackName,
+    StateStore, Version,
 };

@@ -15,6 +15,10 @@ use sha2::{Digest, Sha256};
 /// How many times a read retries when a concurrent put moves HEAD under it.
 const READ_ATTEMPTS: usize = 8;
 
+/// How long a temporary file in a stack's own directory must sit untouched before a new lock
+/// holder removes it: lock attempts and `init` write there without holding the lock.
+const TEMPORARY_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A validated stack name: it becomes a key segment, so it is kept to a safe alphabet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackName(String);
@@ -40,7 +44,7 @@ impl StackName {
         &self.0
     }
 
-    fn head_key(&self) -> String {
+    pub(crate) fn head_key(&self) -> String {
         format!("{}/HEAD", self.0)
     }
 
@@ -52,7 +56,19 @@ impl StackName {
         format!("{}/versions/", self.0)
     }
 
-    fn version_key(&self, serial: u64) -> String {
+    fn versions_dir(&self) -> String {
+        format!("{}/versions", self.0)
+    }
+
+    pub(crate) fn damaged_key(&self, serial: u64, sha256: &str) -> String {
+        format!(
+            "{}/damaged/{serial:020}-{}",
+            self.0,
+            &sha256[..16.min(sha256.len())]
+        )
+    }
+
+    pub(crate) fn version_key(&self, serial: u64) -> String {
         format!("{}/versions/{serial:020}", self.0)
     }
 }
@@ -64,10 +80,10 @@ impl std::fmt::Display for StackName {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct Head {
+pub(crate) struct Head {
     schema: String,
-    serial: u64,
-    sha256: Option<String>,
+    pub(crate) serial: u64,
+    pub(crate) sha256: Option<String>,
 }
 
 const HEAD_SCHEMA: &str = "plumb.state.head/v1";
@@ -113,16 +129,72 @@ pub struct Version {
     pub data: Vec<u8>,
 }
 
-/// One line of `history`.
+/// One line of `history`. A version that cannot be read has only its serial, its status, the
+/// digest of its stored bytes (unless it is missing) and the problem.
 #[derive(Clone, Debug, Serialize)]
 pub struct HistoryEntry {
     pub serial: u64,
-    pub size: u64,
-    pub who: String,
-    pub created: String,
-    pub sha256: String,
-    /// `head`, `committed`, or `uncommitted` (written by a put that has not moved HEAD yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// `head`, `committed`, `uncommitted` (written by a put that has not moved HEAD yet), or,
+    /// for a version that cannot be read, `missing`, `damaged` or `unreadable` (no given key
+    /// decrypts it).
     pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+impl HistoryEntry {
+    /// True for a version that is missing, damaged, or that no given key decrypts.
+    pub fn is_unreadable(&self) -> bool {
+        self.problem.is_some()
+    }
+}
+
+/// How a put is made: by whom, under which lock, and whether it may change the keys.
+#[derive(Clone, Copy, Debug)]
+pub struct PutOptions<'a> {
+    pub who: &'a str,
+    /// A lock taken earlier with [`StateStore::lock`], by its id; `None` takes one for the put.
+    pub lock_id: Option<&'a str>,
+    /// Allow a put whose keys cannot decrypt the current version (otherwise refused, because
+    /// it would lock the current key holders out of every version from then on).
+    pub rekey: bool,
+}
+
+/// Why a put stopped, and the serial it leaves above HEAD when it could not undo its write.
+struct PutFailure {
+    error: StateError,
+    left_above_head: Option<u64>,
+}
+
+impl From<StateError> for PutFailure {
+    fn from(error: StateError) -> Self {
+        PutFailure {
+            error,
+            left_above_head: None,
+        }
+    }
+}
+
+impl From<BackendError> for PutFailure {
+    fn from(error: BackendError) -> Self {
+        StateError::from(error).into()
+    }
+}
+
+/// What a lock object holds: a plumb lock, or bytes that are not one (then `info` is made up,
+/// with an id derived from those bytes so that `force-unlock` can still name it).
+pub(crate) struct LockRead {
+    pub(crate) info: LockInfo,
+    etag: ETag,
+    corrupt: Option<String>,
 }
 
 /// A stack's history as JSON (`schema: plumb.state.history/v1`), with a final newline.
@@ -150,8 +222,19 @@ pub struct StateStore {
     backend: Box<dyn Backend>,
 }
 
-fn sha256_hex(data: &[u8]) -> String {
+pub(crate) fn sha256_hex(data: &[u8]) -> String {
     crate::backend::hex_bytes(&Sha256::digest(data))
+}
+
+fn head_version_missing(stack: &StackName, serial: u64) -> StateError {
+    StateError::Corrupt {
+        what: format!("stack {stack}"),
+        reason: format!(
+            "HEAD names version {serial} ({}) which is missing; `plumb state repair --stack \
+             {stack}` moves HEAD to the newest valid version",
+            stack.version_key(serial)
+        ),
+    }
 }
 
 fn parse_serial(stack: &StackName, key: &str) -> Option<u64> {
@@ -167,24 +250,29 @@ impl StateStore {
         self.backend.as_ref()
     }
 
-    fn read_head(&self, stack: &StackName) -> Result<Option<(Head, ETag)>, StateError> {
+    pub(crate) fn read_head(&self, stack: &StackName) -> Result<Option<(Head, ETag)>, StateError> {
         let Some(object) = self.backend.get(&stack.head_key())? else {
             return Ok(None);
         };
-        let head: Head = serde_json::from_slice(&object.data).map_err(|e| StateError::Corrupt {
-            what: format!("stack {stack}: HEAD"),
-            reason: e.to_string(),
-        })?;
-        if head.schema != HEAD_SCHEMA {
-            return Err(StateError::Corrupt {
-                what: format!("stack {stack}: HEAD"),
-                reason: format!("unknown schema {:?}", head.schema),
-            });
-        }
-        Ok(Some((head, object.etag)))
+        Ok(Some((Self::parse_head(stack, &object.data)?, object.etag)))
     }
 
-    fn head_bytes(serial: u64, sha256: Option<String>) -> Vec<u8> {
+    pub(crate) fn parse_head(stack: &StackName, data: &[u8]) -> Result<Head, StateError> {
+        let corrupt = |reason: String| StateError::Corrupt {
+            what: format!("stack {stack}: HEAD ({})", stack.head_key()),
+            reason: format!(
+                "{reason}; `plumb state repair --stack {stack}` rebuilds it from the newest \
+                 valid version"
+            ),
+        };
+        let head: Head = serde_json::from_slice(data).map_err(|e| corrupt(e.to_string()))?;
+        if head.schema != HEAD_SCHEMA {
+            return Err(corrupt(format!("unknown schema {:?}", head.schema)));
+        }
+        Ok(head)
+    }
+
+    pub(crate) fn head_bytes(serial: u64, sha256: Option<String>) -> Vec<u8> {
         let head = Head {
             schema: HEAD_SCHEMA.to_string(),
             serial,
@@ -193,18 +281,37 @@ impl StateStore {
         serde_json::to_vec(&head).unwrap_or_default()
     }
 
-    fn read_lock(&self, stack: &StackName) -> Result<Option<(LockInfo, ETag)>, StateError> {
+    pub(crate) fn read_lock(&self, stack: &StackName) -> Result<Option<LockRead>, StateError> {
         let Some(object) = self.backend.get(&stack.lock_key())? else {
             return Ok(None);
         };
-        let info = serde_json::from_slice(&object.data).map_err(|e| StateError::Corrupt {
-            what: format!("stack {stack}: lock"),
-            reason: e.to_string(),
-        })?;
-        Ok(Some((info, object.etag)))
+        Ok(Some(
+            match serde_json::from_slice::<LockInfo>(&object.data) {
+                Ok(info) => LockRead {
+                    info,
+                    etag: object.etag,
+                    corrupt: None,
+                },
+                Err(e) => {
+                    let unknown = || "?".to_string();
+                    LockRead {
+                        info: LockInfo {
+                            id: format!("corrupt-{}", &sha256_hex(&object.data)[..16]),
+                            stack: stack.to_string(),
+                            who: "unknown (not a plumb lock)".to_string(),
+                            operation: unknown(),
+                            created: unknown(),
+                            expires: unknown(),
+                        },
+                        etag: object.etag,
+                        corrupt: Some(format!("{}: {e}", stack.lock_key())),
+                    }
+                }
+            },
+        ))
     }
 
-    fn serials(&self, stack: &StackName) -> Result<Vec<u64>, StateError> {
+    pub(crate) fn serials(&self, stack: &StackName) -> Result<Vec<u64>, StateError> {
         let mut serials: Vec<u64> = self
             .backend
             .list(&stack.versions_prefix())?
@@ -215,8 +322,18 @@ impl StateStore {
         Ok(serials)
     }
 
-    /// Creates an empty stack (HEAD at serial 0); refuses if it exists.
+    /// Creates an empty stack (HEAD at serial 0); refuses if it exists, or if versions exist
+    /// without a HEAD (an `init` there would hide them: that is for `repair`).
     pub fn init(&self, stack: &StackName) -> Result<(), StateError> {
+        if let Some(&newest) = self.serials(stack)?.last() {
+            return Err(match self.backend.get(&stack.head_key())? {
+                Some(_) => StateError::StackExists(stack.to_string()),
+                None => StateError::HeadMissing {
+                    stack: stack.to_string(),
+                    newest,
+                },
+            });
+        }
         match self.backend.put(
             &stack.head_key(),
             &Self::head_bytes(0, None),
@@ -230,7 +347,8 @@ impl StateStore {
         }
     }
 
-    /// Takes the stack's lock, or fails with `Locked` naming its holder.
+    /// Takes the stack's lock, or fails with `Locked` naming its holder. The new holder removes
+    /// the temporary files that killed writers left in the stack's directories.
     pub fn lock(
         &self,
         stack: &StackName,
@@ -245,66 +363,151 @@ impl StateStore {
             .backend
             .put(&stack.lock_key(), &bytes, &WriteCondition::Create)
         {
-            Ok(etag) => Ok(HeldLock { info, etag }),
-            Err(BackendError::AlreadyExists { .. }) => {
-                let holder = match self.read_lock(stack) {
-                    Ok(Some((holder, _))) => holder,
-                    // It was released between our attempt and this read: still a refusal.
-                    _ => LockInfo {
-                        id: "?".to_string(),
-                        stack: stack.to_string(),
-                        who: "another process".to_string(),
-                        operation: "?".to_string(),
-                        created: "?".to_string(),
-                        expires: "?".to_string(),
-                    },
-                };
-                Err(StateError::Locked(Box::new(holder)))
+            Ok(etag) => {
+                // Housekeeping: a failure here leaves only litter, never a wrong stack.
+                let _ = self
+                    .backend
+                    .remove_stale_temporaries(&stack.versions_dir(), std::time::Duration::ZERO);
+                let _ = self
+                    .backend
+                    .remove_stale_temporaries(stack.as_str(), TEMPORARY_GRACE);
+                Ok(HeldLock { info, etag })
             }
-            Err(e) => Err(e.into()),
+            Err(BackendError::AlreadyExists { .. }) => match self.read_lock(stack) {
+                Ok(Some(LockRead {
+                    info,
+                    corrupt: Some(reason),
+                    ..
+                })) => Err(StateError::CorruptLock {
+                    stack: stack.to_string(),
+                    id: info.id,
+                    reason,
+                }),
+                Ok(Some(held)) => Err(StateError::Locked(Box::new(held.info))),
+                // It was released between our attempt and this read: still a refusal.
+                _ => Err(StateError::Locked(Box::new(LockInfo {
+                    id: "?".to_string(),
+                    stack: stack.to_string(),
+                    who: "another process".to_string(),
+                    operation: "?".to_string(),
+                    created: "?".to_string(),
+                    expires: "?".to_string(),
+                }))),
+            },
+            Err(e) => {
+                // The write may have landed before it failed: remove our lock if it is there.
+                let ours = self.backend.get(&stack.lock_key());
+                let removed = match ours {
+                    Ok(Some(object)) if object.data == bytes => {
+                        self.backend
+                            .delete_if_match(&stack.lock_key(), &object.etag)
+                            .is_ok()
+                            // The delete may have landed before it failed.
+                            || matches!(
+                                self.backend.get(&stack.lock_key()),
+                                Ok(now) if now.as_ref().is_none_or(|o| o.etag != object.etag)
+                            )
+                    }
+                    Ok(_) => true,
+                    Err(_) => false,
+                };
+                if removed {
+                    Err(StateError::Conflict {
+                        stack: stack.to_string(),
+                        message: format!("taking the lock failed, nothing was changed ({e})"),
+                    })
+                } else {
+                    Err(StateError::Conflict {
+                        stack: stack.to_string(),
+                        message: format!(
+                            "taking the lock failed ({e}), and the lock it may have written could \
+                             not be removed: if the stack is now locked by you (lock id {}), \
+                             break it with `plumb state force-unlock --stack {stack} --lock-id {}`",
+                            info.id, info.id
+                        ),
+                    })
+                }
+            }
         }
     }
 
-    /// Reads the current lock, if any.
+    /// Reads the current lock, if any (a lock object that is not a plumb lock is reported with
+    /// who "unknown" and the id that `force-unlock` takes for it).
     pub fn current_lock(&self, stack: &StackName) -> Result<Option<LockInfo>, StateError> {
-        Ok(self.read_lock(stack)?.map(|(info, _)| info))
+        Ok(self.read_lock(stack)?.map(|held| held.info))
     }
 
-    fn release(&self, stack: &StackName, lock: &HeldLock) -> Result<(), StateError> {
-        self.backend
-            .delete_if_match(&stack.lock_key(), &lock.etag)
-            .map_err(|e| match e {
-                BackendError::NotFound { .. } | BackendError::PreconditionFailed { .. } => {
-                    StateError::Conflict {
-                        stack: stack.to_string(),
-                        message: format!(
-                            "our lock {} was broken by someone else before we released it",
-                            lock.info.id
-                        ),
-                    }
-                }
-                other => other.into(),
-            })
+    pub(crate) fn release_lock(
+        &self,
+        stack: &StackName,
+        lock: &HeldLock,
+    ) -> Result<(), StateError> {
+        let broken = || StateError::Conflict {
+            stack: stack.to_string(),
+            message: format!(
+                "our lock {} was broken by someone else before we released it",
+                lock.info.id
+            ),
+        };
+        match self.backend.delete_if_match(&stack.lock_key(), &lock.etag) {
+            Ok(()) => Ok(()),
+            Err(BackendError::NotFound { .. } | BackendError::PreconditionFailed { .. }) => {
+                Err(broken())
+            }
+            Err(e) => match self.backend.get(&stack.lock_key()) {
+                // The delete landed before the error (or someone else's lock is there now).
+                Ok(None) => Ok(()),
+                Ok(Some(object)) if object.etag != lock.etag => Err(broken()),
+                _ => Err(e.into()),
+            },
+        }
     }
 
-    fn lock_with_id(&self, stack: &StackName, id: &str) -> Result<(LockInfo, ETag), StateError> {
-        let (info, etag) = self
+    fn lock_with_id(&self, stack: &StackName, id: &str) -> Result<LockRead, StateError> {
+        let held = self
             .read_lock(stack)?
-            .ok_or_else(|| StateError::NotLocked(stack.to_string()))?;
-        if info.id != id {
+            .ok_or_else(|| self.not_locked(stack))?;
+        if held.info.id != id {
             return Err(StateError::LockMismatch {
                 stack: stack.to_string(),
                 given: id.to_string(),
-                found: info.id,
+                found: held.info.id,
             });
         }
-        Ok((info, etag))
+        Ok(held)
+    }
+
+    /// `NotLocked`, or, when versions sit above HEAD with no lock to explain them, the
+    /// rollback refusal that points at `repair`.
+    fn not_locked(&self, stack: &StackName) -> StateError {
+        let head = match self.read_head(stack) {
+            Ok(Some((head, _))) => head.serial,
+            Ok(None) => 0,
+            Err(e) => return e,
+        };
+        match self.serials(stack) {
+            Ok(serials) => match serials.into_iter().find(|&s| s > head) {
+                Some(above) => StateError::RolledBack {
+                    stack: stack.to_string(),
+                    head,
+                    above,
+                },
+                None => StateError::NotLocked(stack.to_string()),
+            },
+            Err(e) => e,
+        }
     }
 
     /// Releases a lock taken with [`StateStore::lock`], given its id.
     pub fn unlock(&self, stack: &StackName, id: &str) -> Result<(), StateError> {
-        let (info, etag) = self.lock_with_id(stack, id)?;
-        self.release(stack, &HeldLock { info, etag })
+        let held = self.lock_with_id(stack, id)?;
+        self.release_lock(
+            stack,
+            &HeldLock {
+                info: held.info,
+                etag: held.etag,
+            },
+        )
     }
 
     /// Breaks someone else's lock, given its id. If its holder was a put interrupted after it
@@ -316,7 +519,7 @@ impl StateStore {
         id: &str,
         keys: &Keys,
     ) -> Result<ForceUnlockReport, StateError> {
-        let (info, etag) = self.lock_with_id(stack, id)?;
+        let LockRead { info, etag, .. } = self.lock_with_id(stack, id)?;
         let mut completed_serial = None;
         for attempt in 0.. {
             let head = self.read_head(stack)?;
@@ -405,29 +608,69 @@ impl StateStore {
         held: Option<&str>,
         on_step: &mut dyn FnMut(PutStep),
     ) -> Result<u64, StateError> {
+        let options = PutOptions {
+            who,
+            lock_id: held,
+            rekey: false,
+        };
+        self.put_with(stack, keys, data, &options, on_step)
+    }
+
+    /// [`StateStore::put`] with every option. A put that fails undoes what it wrote and
+    /// releases its lock; if it cannot undo its version it keeps the lock and says so, and
+    /// `force-unlock` then completes it.
+    pub fn put_with(
+        &self,
+        stack: &StackName,
+        keys: &Keys,
+        data: &[u8],
+        options: &PutOptions<'_>,
+        on_step: &mut dyn FnMut(PutStep),
+    ) -> Result<u64, StateError> {
         if keys.is_empty() {
             return Err(StateError::NoKey);
         }
-        let lock = match held {
-            Some(id) => {
-                self.lock_with_id(stack, id)?;
-                None
+        let (lock_id, owned) = match options.lock_id {
+            Some(id) => (self.lock_with_id(stack, id)?.info.id, None),
+            None => {
+                let lock = self.lock(
+                    stack,
+                    options.who,
+                    "put",
+                    std::time::Duration::from_secs(900),
+                )?;
+                (lock.info.id.clone(), Some(lock))
             }
-            None => Some(self.lock(stack, who, "put", std::time::Duration::from_secs(900))?),
         };
         on_step(PutStep::LockTaken);
-        let result = self.put_locked(stack, keys, data, who, on_step);
-        if let Some(lock) = &lock {
-            if let Err(release) = self.release(stack, lock) {
-                return match result {
-                    Ok(serial) => Err(StateError::Conflict {
-                        stack: stack.to_string(),
-                        message: format!(
-                            "version {serial} was committed, but releasing the lock failed: {release}"
-                        ),
-                    }),
-                    Err(e) => Err(e),
+        let result = match self.put_locked(stack, keys, data, options, on_step) {
+            Ok(serial) => Ok(serial),
+            Err(PutFailure {
+                error,
+                left_above_head: Some(serial),
+            }) => {
+                return Err(StateError::PutIncomplete {
+                    stack: stack.to_string(),
+                    serial,
+                    lock_id,
+                    cause: Box::new(error),
+                })
+            }
+            Err(PutFailure { error, .. }) => Err(error),
+        };
+        if let Some(lock) = &owned {
+            if let Err(release) = self.release_lock(stack, lock) {
+                let outcome = match result {
+                    Ok(serial) => format!("version {serial} was committed"),
+                    Err(e) => format!("the put failed ({e})"),
                 };
+                return Err(StateError::Conflict {
+                    stack: stack.to_string(),
+                    message: format!(
+                        "{outcome}, but releasing the lock failed ({release}): break it with \
+                         `plumb state force-unlock --stack {stack} --lock-id {lock_id}`"
+                    ),
+                });
             }
             on_step(PutStep::LockReleased);
         }
@@ -439,27 +682,54 @@ impl StateStore {
         stack: &StackName,
         keys: &Keys,
         data: &[u8],
-        who: &str,
+        options: &PutOptions<'_>,
         on_step: &mut dyn FnMut(PutStep),
-    ) -> Result<u64, StateError> {
+    ) -> Result<u64, PutFailure> {
         let head = self.read_head(stack)?;
-        let (head_serial, previous_sha256, condition) = match head {
-            Some((h, etag)) => (h.serial, h.sha256, WriteCondition::Match(etag)),
-            None => (0, None, WriteCondition::Create),
+        let serials = self.serials(stack)?;
+        let (head_serial, previous_sha256, head_etag) = match head {
+            Some((h, etag)) => (h.serial, h.sha256, Some(etag)),
+            None => match serials.last() {
+                Some(&newest) => {
+                    return Err(StateError::HeadMissing {
+                        stack: stack.to_string(),
+                        newest,
+                    }
+                    .into())
+                }
+                None => (0, None, None),
+            },
         };
-        if let Some(&above) = self.serials(stack)?.iter().find(|&&s| s > head_serial) {
+        if let Some(&above) = serials.iter().find(|&&s| s > head_serial) {
             return Err(StateError::RolledBack {
                 stack: stack.to_string(),
                 head: head_serial,
                 above,
-            });
+            }
+            .into());
+        }
+        if head_serial > 0 && !options.rekey {
+            match self.read_checked(stack, keys, head_serial, previous_sha256.as_deref()) {
+                Ok(_) => {}
+                Err(StateError::NoSuchVersion { .. }) => {
+                    return Err(head_version_missing(stack, head_serial).into())
+                }
+                Err(StateError::WrongKey { .. }) => {
+                    return Err(StateError::WouldLockOut {
+                        stack: stack.to_string(),
+                        serial: head_serial,
+                    }
+                    .into())
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         let serial = head_serial + 1;
         let header = VersionHeader {
             stack: stack.to_string(),
             serial,
             previous_sha256,
-            who: who.to_string(),
+            who: options.who.to_string(),
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             size: data.len() as u64,
         };
@@ -475,24 +745,113 @@ impl StateStore {
                     message: format!(
                         "version {serial} appeared while we held the lock: someone broke it"
                     ),
-                })
+                }
+                .into())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(self.undo_version(stack, serial, &sealed, "writing it", e)),
         }
         on_step(PutStep::VersionWritten);
-        let head_bytes = Self::head_bytes(serial, Some(sha256_hex(&sealed)));
+        let sha256 = sha256_hex(&sealed);
+        let head_bytes = Self::head_bytes(serial, Some(sha256.clone()));
+        let condition = match &head_etag {
+            Some(etag) => WriteCondition::Match(etag.clone()),
+            None => WriteCondition::Create,
+        };
         match self.backend.put(&stack.head_key(), &head_bytes, &condition) {
             Ok(_) => {}
             Err(BackendError::PreconditionFailed { .. } | BackendError::AlreadyExists { .. }) => {
                 return Err(StateError::Conflict {
                     stack: stack.to_string(),
                     message: "HEAD moved while we held the lock: someone broke it".to_string(),
-                })
+                }
+                .into())
             }
-            Err(e) => return Err(e.into()),
+            // The write may or may not have landed: HEAD says which.
+            Err(e) => match self.backend.get(&stack.head_key()) {
+                Ok(Some(object)) if object.data == head_bytes => {}
+                Ok(now) if now.as_ref().map(|o| &o.etag) == head_etag.as_ref() => {
+                    return Err(self.undo_version(stack, serial, &sealed, "moving HEAD", e))
+                }
+                _ => {
+                    return Err(PutFailure {
+                        error: e.into(),
+                        left_above_head: Some(serial),
+                    })
+                }
+            },
         }
         on_step(PutStep::HeadMoved);
         Ok(serial)
+    }
+
+    /// Removes the version a failed put wrote (if it landed), so that the stack is as before.
+    fn undo_version(
+        &self,
+        stack: &StackName,
+        serial: u64,
+        sealed: &[u8],
+        during: &'static str,
+        cause: BackendError,
+    ) -> PutFailure {
+        let key = stack.version_key(serial);
+        let undone = match self.backend.get(&key) {
+            Ok(None) => true,
+            Ok(Some(object)) if object.data == sealed => {
+                matches!(
+                    self.backend.delete_if_match(&key, &object.etag),
+                    Ok(()) | Err(BackendError::NotFound { .. })
+                )
+            }
+            // Not ours: someone broke the lock and wrote it; theirs to keep.
+            Ok(Some(_)) => true,
+            Err(_) => false,
+        };
+        if undone {
+            StateError::PutFailed {
+                stack: stack.to_string(),
+                serial,
+                during,
+                cause: Box::new(cause.into()),
+            }
+            .into()
+        } else {
+            PutFailure {
+                error: cause.into(),
+                left_above_head: Some(serial),
+            }
+        }
+    }
+
+    /// Reads version `serial`, decrypted and checked against its binding and, when given, the
+    /// digest HEAD recorded for it.
+    pub(crate) fn read_checked(
+        &self,
+        stack: &StackName,
+        keys: &Keys,
+        serial: u64,
+        recorded_sha256: Option<&str>,
+    ) -> Result<Version, StateError> {
+        let object = self
+            .backend
+            .get(&stack.version_key(serial))?
+            .ok_or_else(|| StateError::NoSuchVersion {
+                stack: stack.to_string(),
+                serial,
+            })?;
+        if let Some(recorded) = recorded_sha256 {
+            if recorded != sha256_hex(&object.data) {
+                return Err(StateError::DigestMismatch {
+                    stack: stack.to_string(),
+                    serial,
+                });
+            }
+        }
+        let what = format!(
+            "stack {stack} version {serial} ({})",
+            stack.version_key(serial)
+        );
+        let (header, data) = open(keys, &what, &object.data, stack.as_str(), serial)?;
+        Ok(Version { header, data })
     }
 
     /// Reads the version HEAD names, or `serial`; either way decrypted and checked.
@@ -503,47 +862,43 @@ impl StateStore {
         serial: Option<u64>,
     ) -> Result<Version, StateError> {
         if let Some(serial) = serial {
-            let object = self
-                .backend
-                .get(&stack.version_key(serial))?
-                .ok_or_else(|| StateError::NoSuchVersion {
-                    stack: stack.to_string(),
-                    serial,
-                })?;
-            let what = format!("stack {stack} version {serial}");
-            let (header, data) = open(keys, &what, &object.data, stack.as_str(), serial)?;
-            return Ok(Version { header, data });
+            return self.read_checked(stack, keys, serial, None);
         }
         let mut last_error = None;
         for _ in 0..READ_ATTEMPTS {
-            let (head, head_etag) = self
-                .read_head(stack)?
-                .ok_or_else(|| StateError::NoStack(stack.to_string()))?;
-            if head.serial == 0 {
+            let Some((head, head_etag)) = self.read_head(stack)? else {
+                return Err(match self.serials(stack)?.last() {
+                    Some(&newest) => StateError::HeadMissing {
+                        stack: stack.to_string(),
+                        newest,
+                    },
+                    None => StateError::NoStack(stack.to_string()),
+                });
+            };
+            let above = self.serials(stack)?.into_iter().find(|&s| s > head.serial);
+            if head.serial == 0 && above.is_none() {
                 return Err(StateError::Empty(stack.to_string()));
             }
-            let object = self
-                .backend
-                .get(&stack.version_key(head.serial))?
-                .ok_or_else(|| StateError::Corrupt {
-                    what: format!("stack {stack}"),
-                    reason: format!("HEAD names version {} which is missing", head.serial),
-                })?;
-            if head.sha256.as_deref() != Some(sha256_hex(&object.data).as_str()) {
-                return Err(StateError::DigestMismatch {
-                    stack: stack.to_string(),
-                    serial: head.serial,
-                });
-            }
-            let what = format!("stack {stack} version {}", head.serial);
-            let (header, data) = open(keys, &what, &object.data, stack.as_str(), head.serial)?;
-            let above = self.serials(stack)?.into_iter().find(|&s| s > head.serial);
+            let version = if head.serial == 0 {
+                None
+            } else {
+                match self.read_checked(stack, keys, head.serial, head.sha256.as_deref()) {
+                    Ok(version) => Some(version),
+                    Err(StateError::NoSuchVersion { .. }) => {
+                        return Err(head_version_missing(stack, head.serial))
+                    }
+                    Err(e) => return Err(e),
+                }
+            };
             let Some(above) = above else {
-                return Ok(Version { header, data });
+                return version.ok_or_else(|| StateError::Empty(stack.to_string()));
             };
             // A version above HEAD is legitimate only while a put holds the lock.
-            if above == head.serial + 1 && self.read_lock(stack)?.is_some() {
-                return Ok(Version { header, data });
+            if above == head.serial + 1 && self.backend.get(&stack.lock_key())?.is_some() {
+                if let Some(version) = version {
+                    return Ok(version);
+                }
+                return Err(StateError::Empty(stack.to_string()));
             }
             match self.read_head(stack)? {
                 Some((_, etag)) if etag != head_etag => {
@@ -565,30 +920,82 @@ impl StateStore {
         Err(last_error.unwrap_or_else(|| StateError::NoStack(stack.to_string())))
     }
 
-    /// Every version, oldest first, each decrypted and checked.
+    /// Every version, oldest first, each decrypted and checked. A version that is missing from
+    /// the sequence, damaged, or that no given key decrypts is listed as such, and the rest
+    /// still read.
     pub fn history(&self, stack: &StackName, keys: &Keys) -> Result<Vec<HistoryEntry>, StateError> {
-        let (head, _) = self
-            .read_head(stack)?
-            .ok_or_else(|| StateError::NoStack(stack.to_string()))?;
+        let Some((head, _)) = self.read_head(stack)? else {
+            return Err(match self.serials(stack)?.last() {
+                Some(&newest) => StateError::HeadMissing {
+                    stack: stack.to_string(),
+                    newest,
+                },
+                None => StateError::NoStack(stack.to_string()),
+            });
+        };
+        let serials = self.serials(stack)?;
+        let last = serials.last().copied().unwrap_or(0).max(head.serial);
+        let present: std::collections::BTreeSet<u64> = serials.into_iter().collect();
         let mut entries = Vec::new();
-        for serial in self.serials(stack)? {
-            let Some(object) = self.backend.get(&stack.version_key(serial))? else {
+        for serial in 1..=last {
+            let key = stack.version_key(serial);
+            let object = if present.contains(&serial) {
+                self.backend.get(&key)?
+            } else {
+                None
+            };
+            let unreadable = |status, sha256, problem: String| HistoryEntry {
+                serial,
+                size: None,
+                who: None,
+                created: None,
+                sha256,
+                status,
+                problem: Some(problem),
+            };
+            let Some(object) = object else {
+                let problem = format!("{key} is missing from the sequence");
+                entries.push(unreadable("missing", None, problem));
                 continue;
             };
-            let what = format!("stack {stack} version {serial}");
-            let (header, _) = open(keys, &what, &object.data, stack.as_str(), serial)?;
-            entries.push(HistoryEntry {
-                serial,
-                size: header.size,
-                who: header.who,
-                created: header.created,
-                sha256: sha256_hex(&object.data),
-                status: match serial.cmp(&head.serial) {
-                    std::cmp::Ordering::Less => "committed",
-                    std::cmp::Ordering::Equal => "head",
-                    std::cmp::Ordering::Greater => "uncommitted",
-                },
-            });
+            let sha256 = sha256_hex(&object.data);
+            let recorded = (serial == head.serial)
+                .then_some(head.sha256.as_deref())
+                .flatten();
+            if recorded.is_some_and(|r| r != sha256) {
+                let problem = StateError::DigestMismatch {
+                    stack: stack.to_string(),
+                    serial,
+                }
+                .to_string();
+                entries.push(unreadable("damaged", Some(sha256), problem));
+                continue;
+            }
+            let what = format!("stack {stack} version {serial} ({key})");
+            match open(keys, &what, &object.data, stack.as_str(), serial) {
+                Ok((header, _)) => entries.push(HistoryEntry {
+                    serial,
+                    size: Some(header.size),
+                    who: Some(header.who),
+                    created: Some(header.created),
+                    sha256: Some(sha256),
+                    status: match serial.cmp(&head.serial) {
+                        std::cmp::Ordering::Less => "committed",
+                        std::cmp::Ordering::Equal => "head",
+                        std::cmp::Ordering::Greater => "uncommitted",
+                    },
+                    problem: None,
+                }),
+                Err(e @ StateError::WrongKey { .. }) => {
+                    entries.push(unreadable("unreadable", Some(sha256), e.to_string()))
+                }
+                Err(
+                    e @ (StateError::Tampered { .. }
+                    | StateError::Corrupt { .. }
+                    | StateError::Misbound { .. }),
+                ) => entries.push(unreadable("damaged", Some(sha256), e.to_string())),
+                Err(e) => return Err(e),
+            }
         }
         Ok(entries)
     }

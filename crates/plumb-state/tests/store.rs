@@ -66,7 +66,7 @@ fn puts_make_contiguous_versions_that_read_back() {
         let serials: Vec<u64> = history.iter().map(|h| h.serial).collect();
         assert_eq!(serials, vec![1, 2, 3]);
         assert_eq!(history[2].status, "head");
-        assert_eq!(history[0].size, 7);
+        assert_eq!(history[0].size, Some(7));
         assert!(store.current_lock(&stack()).expect("lock").is_none());
     }
 }

@@ -374,3 +374,230 @@ fn put_without_a_key_or_with_a_bad_store_is_a_usage_error() {
         stderr(&out)
     );
 }
+
+/// Faults made by editing a directory store's files, and the commands that recover from each,
+/// through the binary alone.
+mod faults {
+    use super::{stderr, stdout, Env};
+    use std::path::PathBuf;
+
+    /// Runs plumb and checks its exit code; returns (stdout, stderr).
+    fn run(env: &Env, args: &[&str], code: i32) -> (String, String) {
+        let assert = assert_cmd::Command::from_std(env.command(args)).assert();
+        let out = assert.get_output().clone();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "plumb state {args:?}:\n{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        (stdout(&out), stderr(&out))
+    }
+
+    fn put(env: &Env, stack: &str, content: &str) -> String {
+        let file = env.file("input", content);
+        let (out, _) = run(
+            env,
+            &["put", "--stack", stack, &file.display().to_string()],
+            0,
+        );
+        out.trim().to_string()
+    }
+
+    fn get(env: &Env, stack: &str) -> String {
+        run(env, &["get", "--stack", stack], 0).0
+    }
+
+    fn stack_dir(env: &Env, stack: &str) -> PathBuf {
+        env.dir.path().join("store").join(stack)
+    }
+
+    fn version(env: &Env, stack: &str, serial: u64) -> PathBuf {
+        stack_dir(env, stack).join(format!("versions/{serial:020}"))
+    }
+
+    fn flip_byte(path: &PathBuf) {
+        let mut bytes = std::fs::read(path).expect("read");
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x01;
+        std::fs::write(path, bytes).expect("write");
+    }
+
+    fn three_versions(env: &Env, stack: &str) {
+        for (n, content) in ["one\n", "two\n", "three\n"].into_iter().enumerate() {
+            assert_eq!(put(env, stack, content), (n + 1).to_string());
+        }
+    }
+
+    #[test]
+    fn a_deleted_head_refuses_init_and_repair_rebuilds_it_after_showing_the_plan() {
+        let env = Env::new(None);
+        three_versions(&env, "db");
+        let head = stack_dir(&env, "db").join("HEAD");
+        std::fs::remove_file(&head).expect("delete HEAD");
+        let (_, err) = run(&env, &["init", "--stack", "db"], 2);
+        assert!(err.contains("versions up to 3 exist"), "{err}");
+        assert!(err.contains("plumb state repair --stack db"), "{err}");
+        for args in [&["get", "--stack", "db"][..], &["history", "--stack", "db"]] {
+            let (_, err) = run(&env, args, 2);
+            assert!(err.contains("plumb state repair"), "{args:?}: {err}");
+        }
+        let (plan, err) = run(&env, &["repair", "--stack", "db"], 1);
+        assert!(plan.contains("HEAD: missing"), "{plan}");
+        assert!(plan.contains("create HEAD naming version 3"), "{plan}");
+        assert!(err.contains("--yes"), "{err}");
+        assert!(!head.exists(), "repair without --yes changed the store");
+        let (done, _) = run(&env, &["repair", "--stack", "db", "--yes"], 0);
+        assert!(done.contains("created HEAD naming version 3"), "{done}");
+        assert_eq!(get(&env, "db"), "three\n");
+        let (again, _) = run(&env, &["repair", "--stack", "db"], 0);
+        assert!(again.contains("nothing to repair"), "{again}");
+        assert_eq!(put(&env, "db", "four\n"), "4");
+    }
+
+    #[test]
+    fn history_reports_a_flipped_byte_and_a_missing_version_and_goes_on() {
+        let env = Env::new(None);
+        three_versions(&env, "db");
+        flip_byte(&version(&env, "db", 1));
+        let (text, err) = run(&env, &["history", "--stack", "db"], 1);
+        let statuses: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().last())
+            .collect();
+        assert_eq!(statuses, ["damaged", "committed", "head"], "{text}");
+        assert!(err.contains("stack db version 1 is damaged"), "{err}");
+        assert!(err.contains("modified or is corrupt"), "{err}");
+        assert_eq!(get(&env, "db"), "three\n");
+
+        std::fs::remove_file(version(&env, "db", 2)).expect("delete version 2");
+        let (json, err) = run(&env, &["history", "--stack", "db", "-o", "json"], 1);
+        assert!(json.contains("\"status\": \"missing\""), "{json}");
+        assert!(json.contains("\"status\": \"damaged\""), "{json}");
+        assert!(err.contains("stack db version 2 is missing"), "{err}");
+        assert!(err.contains("db/versions/00000000000000000002"), "{err}");
+        assert_eq!(get(&env, "db"), "three\n");
+        assert_eq!(put(&env, "db", "four\n"), "4");
+    }
+
+    #[test]
+    fn a_damaged_head_version_is_moved_aside_by_repair() {
+        let env = Env::new(None);
+        three_versions(&env, "db");
+        let v3 = version(&env, "db", 3);
+        flip_byte(&v3);
+        let damaged = std::fs::read(&v3).expect("v3");
+        let (_, err) = run(&env, &["get", "--stack", "db"], 2);
+        assert!(err.contains("version 3"), "{err}");
+        let (plan, _) = run(&env, &["repair", "--stack", "db"], 1);
+        assert!(plan.contains("version 3: damaged"), "{plan}");
+        assert!(plan.contains("move damaged version 3 aside"), "{plan}");
+        assert!(plan.contains("rewrite HEAD naming version 2"), "{plan}");
+        run(&env, &["repair", "--stack", "db", "--yes"], 0);
+        assert_eq!(get(&env, "db"), "two\n");
+        let aside: Vec<_> = std::fs::read_dir(stack_dir(&env, "db").join("damaged"))
+            .expect("damaged/")
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(std::fs::read(aside[0].path()).expect("read"), damaged);
+        assert_eq!(put(&env, "db", "three again\n"), "3");
+        assert_eq!(get(&env, "db"), "three again\n");
+    }
+
+    /// What a put that failed before this fix left: a version above HEAD and no lock.
+    #[test]
+    fn a_version_above_head_without_a_lock_points_at_repair_which_completes_it() {
+        let env = Env::new(None);
+        put(&env, "db", "one\n");
+        let head = stack_dir(&env, "db").join("HEAD");
+        let old_head = std::fs::read(&head).expect("HEAD");
+        put(&env, "db", "two\n");
+        std::fs::write(&head, old_head).expect("roll back");
+        let (_, err) = run(&env, &["get", "--stack", "db"], 2);
+        assert!(err.contains("rolled back"), "{err}");
+        assert!(err.contains("plumb state repair --stack db"), "{err}");
+        let (_, err) = run(
+            &env,
+            &["force-unlock", "--stack", "db", "--lock-id", "x"],
+            2,
+        );
+        assert!(err.contains("plumb state repair"), "{err}");
+        let (plan, _) = run(&env, &["repair", "--stack", "db"], 1);
+        assert!(plan.contains("rewrite HEAD naming version 2"), "{plan}");
+        run(&env, &["repair", "--stack", "db", "--yes"], 0);
+        assert_eq!(get(&env, "db"), "two\n");
+        assert_eq!(put(&env, "db", "three\n"), "3");
+    }
+
+    #[test]
+    fn a_garbage_lock_is_cleared_by_force_unlock() {
+        let env = Env::new(None);
+        put(&env, "db", "one\n");
+        std::fs::write(stack_dir(&env, "db").join("lock"), "garbage").expect("lock");
+        let file = env.file("two", "two\n");
+        let (_, err) = run(
+            &env,
+            &["put", "--stack", "db", &file.display().to_string()],
+            2,
+        );
+        assert!(err.contains("not a plumb lock"), "{err}");
+        assert!(err.contains("db/lock"), "{err}");
+        let id = err
+            .split("--lock-id ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .expect("an id to give force-unlock")
+            .to_string();
+        assert_eq!(get(&env, "db"), "one\n");
+        let (_, err) = run(
+            &env,
+            &["force-unlock", "--stack", "db", "--lock-id", &id],
+            0,
+        );
+        assert!(err.contains("broke the lock"), "{err}");
+        assert_eq!(put(&env, "db", "two\n"), "2");
+    }
+
+    #[test]
+    fn temporary_files_of_a_killed_put_are_removed_by_the_next_one() {
+        let env = Env::new(None);
+        put(&env, "db", "one\n");
+        let left = stack_dir(&env, "db").join("versions/.tmp-4242-0011223344556677");
+        std::fs::write(&left, "half a version").expect("plant");
+        assert_eq!(put(&env, "db", "two\n"), "2");
+        assert!(!left.exists(), "the next put left {}", left.display());
+        let (text, _) = run(&env, &["history", "--stack", "db"], 0);
+        assert_eq!(text.lines().count(), 3, "{text}");
+    }
+
+    #[test]
+    fn a_put_with_a_key_that_cannot_read_the_stack_needs_rekey() {
+        let env = Env::new(None);
+        put(&env, "db", "one\n");
+        let other = Env::new(None);
+        let file = env.file("mine", "mine\n");
+        let stranger = |extra: &[&str]| {
+            let mut args = vec!["put", "--stack", "db"];
+            args.extend_from_slice(extra);
+            let path = file.display().to_string();
+            let mut cmd = env.command(&[args.as_slice(), &[path.as_str()]].concat());
+            cmd.env("PLUMB_STATE_IDENTITY", &other.identity);
+            assert_cmd::Command::from_std(cmd)
+                .assert()
+                .get_output()
+                .clone()
+        };
+        let refused = stranger(&[]);
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(stderr(&refused).contains("--rekey"), "{}", stderr(&refused));
+        assert_eq!(get(&env, "db"), "one\n");
+        let rekeyed = stranger(&["--rekey"]);
+        assert!(rekeyed.status.success(), "{}", stderr(&rekeyed));
+        let (_, err) = run(&env, &["get", "--stack", "db"], 2);
+        assert!(err.contains("wrong key"), "{err}");
+    }
+}

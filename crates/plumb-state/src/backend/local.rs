@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Objects as files under a root directory.
 pub struct LocalBackend {
@@ -242,5 +243,51 @@ impl Backend for LocalBackend {
         }
         keys.sort();
         Ok(keys)
+    }
+
+    fn remove_stale_temporaries(
+        &self,
+        dir: &str,
+        min_age: Duration,
+    ) -> Result<Vec<String>, BackendError> {
+        check_key(dir)?;
+        let path = dir
+            .split('/')
+            .fold(self.root.clone(), |p, part| p.join(part));
+        let entries = match fs::read_dir(&path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(BackendError::io(dir, format!("{}: {e}", path.display()))),
+        };
+        let mut removed = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| BackendError::io(dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(".tmp-") {
+                continue;
+            }
+            let key = format!("{dir}/{name}");
+            let metadata = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(BackendError::io(&key, e)),
+            };
+            // A temporary file younger than `min_age` may belong to a write still under way.
+            let idle = metadata
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .unwrap_or(Duration::ZERO);
+            if !metadata.is_file() || idle < min_age {
+                continue;
+            }
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed.push(key),
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(BackendError::io(&key, e)),
+            }
+        }
+        removed.sort();
+        Ok(removed)
     }
 }

@@ -13,6 +13,7 @@ pub use memory::MemoryBackend;
 pub use s3::{S3Backend, S3Location};
 
 use std::fmt;
+use std::time::Duration;
 
 /// An opaque version tag for one stored object, compared only for equality.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -86,6 +87,17 @@ pub trait Backend: Send + Sync {
     fn delete(&self, key: &str) -> Result<(), BackendError>;
     /// Every key that starts with `prefix`, sorted.
     fn list(&self, prefix: &str) -> Result<Vec<String>, BackendError>;
+    /// Removes the temporary files that interrupted writes left directly under the key prefix
+    /// `dir` (`network/versions`), if nothing touched them for `min_age`; returns their names.
+    /// Only the directory backend makes temporary files; other stores write atomically.
+    fn remove_stale_temporaries(
+        &self,
+        dir: &str,
+        min_age: Duration,
+    ) -> Result<Vec<String>, BackendError> {
+        let _ = (dir, min_age);
+        Ok(Vec::new())
+    }
 }
 
 /// A random 128-bit identifier in hex, for lock ids and probe runs.

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod faulty;
 pub mod moto;
 pub mod proxy;
 

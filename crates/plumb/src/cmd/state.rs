@@ -3,7 +3,9 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use plumb_state::probe::{probe, ProbeOptions, ProbeReport};
-use plumb_state::{default_who, Keys, PutStep, StackName, StateError, StateStore, StoreLocation};
+use plumb_state::{
+    default_who, Keys, PutOptions, PutStep, StackName, StateError, StateStore, StoreLocation,
+};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +71,10 @@ pub enum StateCommand {
         /// Use a lock taken earlier with `plumb state lock` instead of taking one.
         #[arg(long, value_name = "ID")]
         lock_id: Option<String>,
+        /// Allow keys that cannot decrypt the current version: from this version on, only the
+        /// given keys can read the stack.
+        #[arg(long)]
+        rekey: bool,
         /// The file to store; `-` or none reads stdin.
         file: Option<PathBuf>,
     },
@@ -81,7 +87,7 @@ pub enum StateCommand {
         #[arg(long, value_name = "N")]
         serial: Option<u64>,
     },
-    /// List versions: serial, size, who, when.
+    /// List versions: serial, size, who, when; missing and damaged ones too (then exit 1).
     History {
         #[command(flatten)]
         stack: StackOpt,
@@ -116,6 +122,17 @@ pub enum StateCommand {
         keys: KeyOpt,
         #[arg(long, value_name = "ID")]
         lock_id: String,
+    },
+    /// Rebuild HEAD from the newest valid version: shows the plan, and applies it with --yes.
+    Repair {
+        #[command(flatten)]
+        stack: StackOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        /// Apply the plan (without it, nothing is changed, and the exit code is 1 when there is
+        /// something to repair).
+        #[arg(long)]
+        yes: bool,
     },
     /// Prove the store honours conditional writes (exit 1 if it does not).
     Probe {
@@ -243,6 +260,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             stack,
             keys,
             lock_id,
+            rekey,
             file,
         } => {
             let keys = load_keys(&keys)?;
@@ -254,14 +272,13 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
                     std::process::abort();
                 }
             };
-            let serial = store.put(
-                &name,
-                &keys,
-                &data,
-                &default_who(),
-                lock_id.as_deref(),
-                &mut on_step,
-            )?;
+            let who = default_who();
+            let options = PutOptions {
+                who: &who,
+                lock_id: lock_id.as_deref(),
+                rekey,
+            };
+            let serial = store.put_with(&name, &keys, &data, &options, &mut on_step)?;
             println!("{serial}");
             eprintln!("stack {name}: wrote version {serial}");
         }
@@ -291,15 +308,32 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
                         "SERIAL", "SIZE", "CREATED", "WHO", "STATUS"
                     );
                     for e in &entries {
+                        let size = e.size.map(|n| n.to_string());
                         s.push_str(&format!(
                             "{:>8}  {:>10}  {:<20}  {:<24}  {}\n",
-                            e.serial, e.size, e.created, e.who, e.status
+                            e.serial,
+                            size.as_deref().unwrap_or("-"),
+                            e.created.as_deref().unwrap_or("-"),
+                            e.who.as_deref().unwrap_or("-"),
+                            e.status
                         ));
                     }
                     s
                 }
             };
             write_stdout(text.as_bytes())?;
+            let unreadable: Vec<_> = entries.iter().filter(|e| e.is_unreadable()).collect();
+            if !unreadable.is_empty() {
+                for e in &unreadable {
+                    eprintln!(
+                        "warning: stack {name} version {} is {}: {}",
+                        e.serial,
+                        e.status,
+                        e.problem.as_deref().unwrap_or_default()
+                    );
+                }
+                return Ok(ExitCode::from(1));
+            }
         }
         StateCommand::Lock {
             stack,
@@ -339,6 +373,26 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             );
             if let Some(serial) = report.completed_serial {
                 eprintln!("completed the interrupted put: HEAD is now version {serial}");
+            }
+        }
+        StateCommand::Repair { stack, keys, yes } => {
+            let keys = load_keys(&keys)?;
+            let (store, name) = open_stack(&stack)?;
+            if !yes {
+                let plan = store.plan_repair(&name, &keys)?;
+                write_stdout(plan.describe().as_bytes())?;
+                if plan.is_empty() {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                eprintln!(
+                    "nothing was changed: run `plumb state repair --stack {name} --yes` to do this"
+                );
+                return Ok(ExitCode::from(1));
+            }
+            let done = store.repair(&name, &keys, &default_who())?;
+            write_stdout(done.describe().as_bytes())?;
+            if !done.is_empty() {
+                eprintln!("repaired stack {name}");
             }
         }
         StateCommand::Probe {
