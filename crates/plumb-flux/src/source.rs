@@ -35,6 +35,9 @@ pub enum Inference {
     /// `flux-system/flux-system`, which `flux bootstrap` creates and the repository does not
     /// define.
     Bootstrap(ObjectRef),
+    /// An entry directory whose root `flux bootstrap --path=<entry>` created: the Kustomization
+    /// and GitRepository `flux-system/flux-system`, neither committed.
+    BootstrapEntry { source: ObjectRef, entry: String },
     /// The source a FluxInstance's `spec.sync` creates.
     ClusterSync {
         source: ObjectRef,
@@ -57,9 +60,9 @@ impl Inference {
     pub fn source(&self) -> &ObjectRef {
         match self {
             Inference::Bootstrap(s) => s,
-            Inference::ClusterSync { source, .. } | Inference::CheckoutRemote { source, .. } => {
-                source
-            }
+            Inference::ClusterSync { source, .. }
+            | Inference::CheckoutRemote { source, .. }
+            | Inference::BootstrapEntry { source, .. } => source,
             Inference::SelfProduced { object, .. } => object,
         }
     }
@@ -69,6 +72,9 @@ impl Inference {
         match self {
             Inference::Bootstrap(s) => format!(
                 "{s} is not defined in the repository: taken to be this repository, as `flux bootstrap` creates it"
+            ),
+            Inference::BootstrapEntry { source, entry } => format!(
+                "{entry} is taken to be a cluster entry synced by `flux bootstrap --path={entry}` from {source}, which the repository does not define: it holds Flux Kustomizations and no Kustomization builds it"
             ),
             Inference::ClusterSync { source, via, .. } => format!(
                 "{source} is created by {via}: taken to be this repository"
@@ -87,6 +93,9 @@ impl Inference {
 
     /// How to override it.
     pub fn help(&self) -> String {
+        if let Inference::BootstrapEntry { .. } = self {
+            return "list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry PATH".to_string();
+        }
         if let Inference::SelfProduced { .. } = self {
             return "a new cluster fails this Kustomization until the object exists: apply it at bootstrap, or produce it from a Kustomization this one dependsOn".to_string();
         }

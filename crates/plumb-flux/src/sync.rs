@@ -163,6 +163,10 @@ pub struct Discovery {
     pub entries: Vec<String>,
     /// Every FluxInstance sync found (in a manifest, a HelmRelease's values, a values file).
     pub syncs: Vec<ClusterSync>,
+    /// Entries found only because `flux bootstrap --path` must have created their root: the
+    /// repository has no sync at all, they hold Flux Kustomizations, and no Kustomization
+    /// builds their directory.
+    pub bootstrap_entries: Vec<String>,
 }
 
 impl Discovery {
@@ -177,6 +181,9 @@ impl Discovery {
 /// `clusters/dev/flux-system/gotk-sync.yaml`), and FluxInstance syncs wherever they are.
 pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     let mut discovery = Discovery::default();
+    // (directory of the file, spec.path) of every Kustomization: for repositories whose
+    // bootstrap files are not committed.
+    let mut kustomizations: Vec<(String, String)> = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(read) = std::fs::read_dir(&dir) else {
@@ -242,10 +249,11 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 let ks = FluxKustomization::from_object(object.clone());
                 let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
-                let inside = p.is_empty() || dir_rel == p || dir_rel.starts_with(&format!("{p}/"));
+                let inside = is_within(&dir_rel, &p);
                 if inside && git_repositories.contains(&ks.source_ref) {
-                    push_unique(&mut discovery.entries, p);
+                    push_unique(&mut discovery.entries, p.clone());
                 }
+                kustomizations.push((dir_rel.clone(), p));
             } else if let Some(sync) = ClusterSync::from_flux_instance(object)
                 .or_else(|| ClusterSync::from_helm_release(object))
             {
@@ -259,8 +267,32 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
             push_unique(&mut discovery.entries, entry);
         }
     }
+    if discovery.entries.is_empty() {
+        discovery.bootstrap_entries = uncovered_roots(&kustomizations);
+        discovery.entries = discovery.bootstrap_entries.clone();
+    }
     discovery.entries.sort();
     discovery
+}
+
+/// Whether directory `dir` is `path` or inside it (`""` is the root, which holds everything).
+fn is_within(dir: &str, path: &str) -> bool {
+    path.is_empty() || dir == path || dir.starts_with(&format!("{path}/"))
+}
+
+/// The directories holding Flux Kustomizations that no Kustomization's path builds, outermost
+/// only.
+fn uncovered_roots(kustomizations: &[(String, String)]) -> Vec<String> {
+    let mut roots: Vec<String> = Vec::new();
+    for (dir, _) in kustomizations {
+        let covered = kustomizations.iter().any(|(_, p)| is_within(dir, p));
+        if !covered {
+            push_unique(&mut roots, dir.clone());
+        }
+    }
+    let all = roots.clone();
+    roots.retain(|r| !all.iter().any(|o| o != r && is_within(r, o)));
+    roots
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
