@@ -50,7 +50,8 @@ pub fn kustomization_for(
     ks: Option<&FluxKustomization>,
 ) -> Result<Kustomization, Diagnostic> {
     let mut k = match kustomization_file(dir) {
-        Some(file) => Kustomization::load(&file).map_err(|e| diagnostic::from_kustomize(&e))?,
+        Some(file) => Kustomization::load(&plumb_kustomize::FileSystem::unconfined(), &file)
+            .map_err(|e| diagnostic::from_kustomize(&e))?,
         None => Kustomization {
             path: dir.join("kustomization.yaml"),
             node: generated(dir)?,

@@ -2,7 +2,7 @@
 //! recognise them, with the file and line where plumb knows it.
 
 use plumb_yaml::YamlError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KustomizeError {
@@ -30,6 +30,17 @@ pub enum KustomizeError {
     },
     #[error("security; file '{}' is not in or below '{}'", file.display(), root.display())]
     OutsideRoot { file: PathBuf, root: PathBuf },
+    /// A path that leaves the root of a confined build, lexically or through a symlink.
+    #[error("{}", outside_source(path, real, root))]
+    OutsideSource {
+        path: PathBuf,
+        real: PathBuf,
+        root: PathBuf,
+    },
+    #[error("{}: not a regular file (a device, a FIFO or a socket): plumb reads only regular files", .0.display())]
+    NotRegularFile(PathBuf),
+    #[error("{}: larger than {}, the most plumb reads from one file", path.display(), size(*limit))]
+    TooLarge { path: PathBuf, limit: u64 },
     #[error("cycle detected: {} refers to itself through its resources", .0.display())]
     Cycle(PathBuf),
     #[error("{}: {message}", path.display())]
@@ -40,6 +51,31 @@ pub enum KustomizeError {
     /// Any other error, with kustomize's wording.
     #[error("{0}")]
     Other(String),
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn outside_source(path: &Path, real: &Path, root: &Path) -> String {
+    if path == real {
+        format!(
+            "security; file '{}' is not in or below '{}': a build reads only inside its source",
+            path.display(),
+            root.display()
+        )
+    } else {
+        format!(
+            "security; file '{}' leads to '{}', which is not in or below '{}': a build reads only inside its source",
+            path.display(),
+            real.display(),
+            root.display()
+        )
+    }
 }
 
 impl KustomizeError {
