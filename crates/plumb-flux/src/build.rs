@@ -240,32 +240,36 @@ pub fn entries(root: &Path, config: &Config, options: &Options) -> Result<Vec<St
 /// `clusters/dev/flux-system/gotk-sync.yaml`), or a FluxInstance's `spec.sync.path`.
 pub fn discover_entries(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
+    let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
+        return found;
+    };
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
+        let Ok(entries) = fs.read_dir(&dir) else {
             continue;
         };
-        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
         let dir_rel = dir
             .strip_prefix(root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut objects = Vec::new();
-        for entry in entries {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for path in entries {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if name.starts_with('.') {
                 continue;
             }
-            if path.is_dir() {
+            // Real directories only: a symlink to an ancestor would make the walk endless.
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 stack.push(path);
                 continue;
             }
             if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(text) = fs.read_text(&path) else {
                 continue;
             };
             if !text.contains("Kustomization") && !text.contains("FluxInstance") {
@@ -363,7 +367,7 @@ struct Context<'a> {
 fn build_entry(root: &Path, entry: &str, config: &Config, options: &Options) -> EntryBuild {
     let entry_dir = source::join(root, entry);
     // The entry as it stands, to find what syncs it.
-    let discovery = build_dir(&entry_dir, None);
+    let discovery = build_dir(root, &entry_dir, None);
     let objects = match &discovery {
         Ok(objects) => objects.clone(),
         Err(_) => Vec::new(),
@@ -762,7 +766,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
-    let mut objects = match build_dir(&dir, Some(ks)) {
+    let mut objects = match build_dir(&source::join(ctx.root, &source_dir), &dir, Some(ks)) {
         Ok(objects) => objects,
         Err(d) => {
             diagnostics.push(d);
@@ -836,10 +840,24 @@ fn set_common_metadata(
 }
 
 /// Builds `dir` as Flux does (generated kustomization, `ks`'s overlay) and returns the objects.
-fn build_dir(dir: &Path, ks: Option<&FluxKustomization>) -> Result<Vec<Object>, Diagnostic> {
-    let k = generate::kustomization_for(dir, ks)?;
+/// Builds `dir` as kustomize-controller does: no load restrictor, but inside a file system
+/// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
+/// absolute path or a symlink.
+fn build_dir(
+    root: &Path,
+    dir: &Path,
+    ks: Option<&FluxKustomization>,
+) -> Result<Vec<Object>, Diagnostic> {
+    let fs =
+        plumb_kustomize::FileSystem::confined(root).map_err(|e| diagnostic::from_kustomize(&e))?;
+    if let Err(e) = fs.resolve(dir) {
+        return Err(Diagnostic::error(format!("spec.path: {e}"))
+            .at(ks.and_then(|k| k.object.node_at(&["spec", "path"]))));
+    }
+    let k = generate::kustomization_for(&fs, dir, ks)?;
     let options = plumb_kustomize::BuildOptions {
         load_restrictor: plumb_kustomize::LoadRestrictor::None,
+        fs,
         ..Default::default()
     };
     let list = plumb_kustomize::build_kustomization(&k, &options)

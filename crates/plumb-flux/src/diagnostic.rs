@@ -144,9 +144,26 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
     use plumb_kustomize::KustomizeError as K;
     let d = Diagnostic::error(format!("kustomize build failed: {err}"));
     let mut cur = err;
+    // The innermost resources entry that led to the error, where it is written.
+    let mut entry_at = None;
     loop {
         match cur {
-            K::Accumulating { source, .. } => cur = source,
+            K::Accumulating { source, at, .. } => {
+                entry_at = at.as_ref().or(entry_at);
+                cur = source;
+            }
+            K::OutsideSource { .. } => {
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d,
+                };
+            }
+            K::NotRegularFile(path) | K::TooLarge { path, .. } => {
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d.in_file(path),
+                };
+            }
             K::MalformedYaml(y) => {
                 return d.at_line(&y.path, y.location.line, y.location.column);
             }

@@ -279,7 +279,7 @@ impl Builder {
         entries.extend(k.string_list("resources")?);
         for entry in entries {
             self.accumulate(k.dir(), &entry, list)
-                .map_err(|e| KustomizeError::accumulating(&entry, e))?;
+                .map_err(|e| KustomizeError::accumulating(&entry, entry_line(k, &entry), e))?;
         }
         let own = level_config(k, &self.ctx)?;
         self.config_mut().merge(own)?;
@@ -497,6 +497,17 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The file and line of a `resources:` (or `bases:`) entry, for errors that point at it.
+fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
+    ["bases", "resources"]
+        .iter()
+        .filter_map(|field| k.node.get(field).and_then(Node::as_sequence))
+        .flatten()
+        .find(|n| n.scalar_value() == Some(entry))
+        .and_then(|n| n.span.as_ref())
+        .map(|s| (s.file.path().to_path_buf(), s.location().line))
 }
 
 /// The local path a `resources:` or `components:` entry names; remote ones are refused.

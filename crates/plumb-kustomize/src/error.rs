@@ -25,6 +25,8 @@ pub enum KustomizeError {
     #[error("accumulating resources: accumulating resources from '{entry}': {source}")]
     Accumulating {
         entry: String,
+        /// The kustomization file and line of the entry, when it came from a file.
+        at: Option<(PathBuf, usize)>,
         #[source]
         source: Box<KustomizeError>,
     },
@@ -79,9 +81,14 @@ fn outside_source(path: &Path, real: &Path, root: &Path) -> String {
 }
 
 impl KustomizeError {
-    pub fn accumulating(entry: &str, source: KustomizeError) -> KustomizeError {
+    pub fn accumulating(
+        entry: &str,
+        at: Option<(PathBuf, usize)>,
+        source: KustomizeError,
+    ) -> KustomizeError {
         KustomizeError::Accumulating {
             entry: entry.to_string(),
+            at,
             source: Box::new(source),
         }
     }
