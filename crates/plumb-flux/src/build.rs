@@ -851,8 +851,11 @@ fn build_dir(
     let fs =
         plumb_kustomize::FileSystem::confined(root).map_err(|e| diagnostic::from_kustomize(&e))?;
     if let Err(e) = fs.resolve(dir) {
-        return Err(Diagnostic::error(format!("spec.path: {e}"))
-            .at(ks.and_then(|k| k.object.node_at(&["spec", "path"]))));
+        return Err(match ks {
+            Some(ks) => Diagnostic::error(format!("spec.path: {e}"))
+                .at(ks.object.node_at(&["spec", "path"])),
+            None => Diagnostic::error(format!("entry path: {e}")),
+        });
     }
     let k = generate::kustomization_for(&fs, dir, ks)?;
     let options = plumb_kustomize::BuildOptions {
