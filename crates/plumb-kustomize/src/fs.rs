@@ -64,11 +64,6 @@ impl FileSystem {
         self
     }
 
-    /// The canonical root, when confined.
-    pub fn root(&self) -> Option<&Path> {
-        self.root.as_deref()
-    }
-
     /// `path` with every symlink resolved, refused when that leaves the root. `Ok(None)` when
     /// nothing is there (a dangling symlink included).
     pub fn resolve(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
