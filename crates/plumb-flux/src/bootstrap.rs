@@ -9,6 +9,7 @@
 
 use crate::model::Object;
 use crate::source;
+use plumb_kustomize::FileSystem;
 use std::path::{Path, PathBuf};
 
 /// The directories looked in when `.plumb.yaml` lists none.
@@ -47,136 +48,159 @@ pub fn load(root: &Path, dirs: &[String], entry: &str) -> Bootstrap {
         dirs.iter().map(|d| source::clean_relative(d)).collect()
     };
     let entry_parts: Vec<&str> = entry.split('/').collect();
+    // Read as a build reads: nothing outside the repository.
+    let Ok(fs) = FileSystem::confined(root) else {
+        return out;
+    };
+    let walk = Walk {
+        root,
+        fs: &fs,
+        entry_parts: &entry_parts,
+    };
     for dir in listed {
         let path = source::join(root, &dir);
-        if path.is_dir() {
-            read_dir(root, &path, &entry_parts, &mut out);
+        if fs.is_dir(&path) {
+            walk.dir(&path, &mut out);
         }
     }
     out
 }
 
-fn read_dir(root: &Path, dir: &Path, entry_parts: &[&str], out: &mut Bootstrap) {
-    if let Some(file) = crate::generate::kustomization_file(dir) {
-        kustomize_dir(root, &file, out);
-        return;
-    }
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    // Subdirectories named after a cluster: only the one of this entry, if any is.
-    let names: Vec<String> = entries
-        .iter()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    let per_cluster = names.iter().any(|n| entry_parts.contains(&n.as_str()));
-    // Shared directories are read for every cluster.
-    const SHARED: [&str; 5] = [
-        "helmfile",
-        "helmfile.d",
-        "kustomize",
-        "templates",
-        "resources",
-    ];
-    for e in entries {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(file_type) = e.file_type() else {
-            continue;
+struct Walk<'a> {
+    root: &'a Path,
+    fs: &'a FileSystem,
+    entry_parts: &'a [&'a str],
+}
+
+impl Walk<'_> {
+    fn dir(&self, dir: &Path, out: &mut Bootstrap) {
+        let entry_parts = self.entry_parts;
+        if let Ok(Some(file)) = crate::generate::kustomization_file(self.fs, dir) {
+            self.kustomize_dir(&file, out);
+            return;
+        }
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return;
         };
-        if name.starts_with('.') {
-            continue;
-        }
-        if file_type.is_dir() {
-            let others = per_cluster
-                && !entry_parts.contains(&name.as_str())
-                && !SHARED.contains(&name.as_str());
-            if !others {
-                read_dir(root, &e.path(), entry_parts, out);
+        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        // Subdirectories named after a cluster: only the one of this entry, if any is.
+        let names: Vec<String> = entries
+            .iter()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        let per_cluster = names.iter().any(|n| entry_parts.contains(&n.as_str()));
+        // Shared directories are read for every cluster.
+        const SHARED: [&str; 5] = [
+            "helmfile",
+            "helmfile.d",
+            "kustomize",
+            "templates",
+            "resources",
+        ];
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(file_type) = e.file_type() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
             }
-        } else if file_type.is_file() && is_manifest_name(&name) {
-            read_file(root, &e.path(), out);
+            if file_type.is_dir() {
+                let others = per_cluster
+                    && !entry_parts.contains(&name.as_str())
+                    && !SHARED.contains(&name.as_str());
+                if !others {
+                    self.dir(&e.path(), out);
+                }
+            } else if file_type.is_file() && Self::is_manifest_name(&name) {
+                self.file(&e.path(), out);
+            }
         }
     }
-}
 
-/// YAML files, and templates of YAML that a bootstrap script renders before applying
-/// (`secrets.yaml.tpl` for `op inject`, `resources.yaml.j2`): their values are what the template
-/// says, visible references such as `op://vault/item/field`.
-fn is_manifest_name(name: &str) -> bool {
-    let base = name
-        .strip_suffix(".tpl")
-        .or_else(|| name.strip_suffix(".j2"))
-        .unwrap_or(name);
-    base.ends_with(".yaml") || base.ends_with(".yml")
-}
-
-fn kustomize_dir(root: &Path, file: &Path, out: &mut Bootstrap) {
-    let Ok(k) = plumb_kustomize::Kustomization::load(file) else {
-        return;
-    };
-    let Ok(list) = plumb_kustomize::build_kustomization(&k, &Default::default()) else {
-        return;
-    };
-    out.files.push(relative(root, &k.path));
-    for r in list.resources {
-        if let Ok(value) = plumb_yaml::to_json(&r.node) {
-            out.objects.push(Object {
-                value,
-                origin: Some(r.node),
-            });
-        }
+    /// YAML files, and templates of YAML that a bootstrap script renders before applying
+    /// (`secrets.yaml.tpl` for `op inject`, `resources.yaml.j2`): their values are what the template
+    /// says, visible references such as `op://vault/item/field`.
+    fn is_manifest_name(name: &str) -> bool {
+        let base = name
+            .strip_suffix(".tpl")
+            .or_else(|| name.strip_suffix(".j2"))
+            .unwrap_or(name);
+        base.ends_with(".yaml") || base.ends_with(".yml")
     }
-}
 
-/// A manifest's objects, or a helmfile file's releases. Files that are not YAML (helmfile
-/// templates) are not bootstrap objects and are passed over.
-fn read_file(root: &Path, path: &Path, out: &mut Bootstrap) {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return;
-    };
-    let Ok(docs) = plumb_yaml::parse_documents(path, &text) else {
-        return;
-    };
-    let rel = relative(root, path);
-    let mut used = false;
-    for doc in &docs {
-        if let Some(releases) = doc.get("releases").and_then(|r| r.as_sequence()) {
-            used = true;
-            for r in releases {
-                let Some(name) = r.str_at(&["name"]) else {
-                    continue;
-                };
-                out.releases.push(HelmfileRelease {
-                    name: name.to_string(),
-                    namespace: r.str_at(&["namespace"]).map(str::to_string),
-                    chart: r.str_at(&["chart"]).map(str::to_string),
-                    version: r.str_at(&["version"]).map(str::to_string),
-                    file: rel.clone(),
-                    line: r.span.as_ref().map_or(0, |s| s.location().line),
+    fn kustomize_dir(&self, file: &Path, out: &mut Bootstrap) {
+        let Ok(k) = plumb_kustomize::Kustomization::load(self.fs, file) else {
+            return;
+        };
+        let options = plumb_kustomize::BuildOptions {
+            fs: self.fs.clone(),
+            ..Default::default()
+        };
+        let Ok(list) = plumb_kustomize::build_kustomization(&k, &options) else {
+            return;
+        };
+        out.files.push(relative(self.root, &k.path));
+        for r in list.resources {
+            if let Ok(value) = plumb_yaml::to_json(&r.node) {
+                out.objects.push(Object {
+                    value,
+                    origin: Some(r.node),
                 });
             }
-            continue;
-        }
-        let Ok(value) = plumb_yaml::to_json(doc) else {
-            continue;
-        };
-        let object = Object {
-            value,
-            origin: Some(doc.clone()),
-        };
-        if !object.api_version().is_empty()
-            && !object.kind().is_empty()
-            && !object.name().is_empty()
-        {
-            used = true;
-            out.objects.push(object);
         }
     }
-    if used {
-        out.files.push(rel);
+
+    /// A manifest's objects, or a helmfile file's releases. Files that are not YAML (helmfile
+    /// templates) are not bootstrap objects and are passed over.
+    fn file(&self, path: &Path, out: &mut Bootstrap) {
+        let root = self.root;
+        let Ok(text) = self.fs.read_text(path) else {
+            return;
+        };
+        let Ok(docs) = plumb_yaml::parse_documents(path, &text) else {
+            return;
+        };
+        let rel = relative(root, path);
+        let mut used = false;
+        for doc in &docs {
+            if let Some(releases) = doc.get("releases").and_then(|r| r.as_sequence()) {
+                used = true;
+                for r in releases {
+                    let Some(name) = r.str_at(&["name"]) else {
+                        continue;
+                    };
+                    out.releases.push(HelmfileRelease {
+                        name: name.to_string(),
+                        namespace: r.str_at(&["namespace"]).map(str::to_string),
+                        chart: r.str_at(&["chart"]).map(str::to_string),
+                        version: r.str_at(&["version"]).map(str::to_string),
+                        file: rel.clone(),
+                        line: r.span.as_ref().map_or(0, |s| s.location().line),
+                    });
+                }
+                continue;
+            }
+            let Ok(value) = plumb_yaml::to_json(doc) else {
+                continue;
+            };
+            let object = Object {
+                value,
+                origin: Some(doc.clone()),
+            };
+            if !object.api_version().is_empty()
+                && !object.kind().is_empty()
+                && !object.name().is_empty()
+            {
+                used = true;
+                out.objects.push(object);
+            }
+        }
+        if used {
+            out.files.push(rel);
+        }
     }
 }
 

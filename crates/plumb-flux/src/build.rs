@@ -300,7 +300,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let config = cluster.config;
     let entry_dir = source::join(root, entry);
     // The entry as it stands, to find what syncs it.
-    let discovery = build_dir(&entry_dir, None);
+    let discovery = build_dir(root, &entry_dir, None);
     let objects = match &discovery {
         Ok(objects) => objects.clone(),
         Err(_) => Vec::new(),
@@ -783,7 +783,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
-    let mut objects = match build_dir(&dir, Some(ks)) {
+    let mut objects = match build_dir(&source::join(ctx.root, &source_dir), &dir, Some(ks)) {
         Ok(objects) => objects,
         Err(d) if d.code == Code::SourceUnavailable => {
             return Built {
@@ -911,10 +911,27 @@ fn set_common_metadata(
 }
 
 /// Builds `dir` as Flux does (generated kustomization, `ks`'s overlay) and returns the objects.
-fn build_dir(dir: &Path, ks: Option<&FluxKustomization>) -> Result<Vec<Object>, Diagnostic> {
-    let k = generate::kustomization_for(dir, ks)?;
+/// Builds `dir` as kustomize-controller does: no load restrictor, but inside a file system
+/// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
+/// absolute path or a symlink.
+fn build_dir(
+    root: &Path,
+    dir: &Path,
+    ks: Option<&FluxKustomization>,
+) -> Result<Vec<Object>, Diagnostic> {
+    let fs =
+        plumb_kustomize::FileSystem::confined(root).map_err(|e| diagnostic::from_kustomize(&e))?;
+    if let Err(e) = fs.resolve(dir) {
+        return Err(match ks {
+            Some(ks) => Diagnostic::error(Code::OutsideSource, format!("spec.path: {e}"))
+                .at(ks.object.node_at(&["spec", "path"])),
+            None => Diagnostic::error(Code::OutsideSource, format!("entry path: {e}")),
+        });
+    }
+    let k = generate::kustomization_for(&fs, dir, ks)?;
     let options = plumb_kustomize::BuildOptions {
         load_restrictor: plumb_kustomize::LoadRestrictor::None,
+        fs,
         ..Default::default()
     };
     let list = plumb_kustomize::build_kustomization(&k, &options)

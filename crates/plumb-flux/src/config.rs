@@ -65,18 +65,21 @@ pub struct ConfigError {
 }
 
 impl Config {
-    /// Reads `<repo>/.plumb.yaml`; no file is an empty configuration.
+    /// Reads `<repo>/.plumb.yaml`, inside the repository as every read of a build; no file is
+    /// an empty configuration.
     pub fn load(repo: &Path) -> Result<Config, ConfigError> {
         let path = repo.join(FILE_NAME);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&path, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(ConfigError {
-                path,
-                line: 0,
-                message: e.to_string(),
-            }),
+        let fail = |e: plumb_kustomize::KustomizeError| ConfigError {
+            path: path.clone(),
+            line: 0,
+            message: e.to_string(),
+        };
+        let fs = plumb_kustomize::FileSystem::confined(repo).map_err(fail)?;
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Ok(Config::default());
         }
+        let text = fs.read_text(&path).map_err(fail)?;
+        Config::parse(&path, &text)
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {

@@ -26,6 +26,8 @@ pub enum Code {
     SourceUnavailable,
     /// `spec.path` is not a directory of the source.
     PathNotFound,
+    /// A path that leads outside the source's tree (`..`, an absolute path, a symlink).
+    OutsideSource,
     /// `spec.path` still holds a `${VAR}` after the parent's substitution.
     PathUnsubstituted,
     /// A `substituteFrom` ConfigMap or Secret that nothing creates.
@@ -64,6 +66,7 @@ impl Code {
             Code::SourceUnavailable => "source-unavailable",
             Code::PathNotFound => "path-not-found",
             Code::PathUnsubstituted => "path-unsubstituted",
+            Code::OutsideSource => "outside-source",
             Code::SubstituteSourceMissing => "substitute-source-missing",
             Code::SubstituteSourceAssumed => "substitute-source-assumed",
             Code::SubstitutionFailed => "substitution-failed",
@@ -215,9 +218,26 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
         format!("kustomize build failed: {err}"),
     );
     let mut cur = err;
+    // The innermost resources entry that led to the error, where it is written.
+    let mut entry_at = None;
     loop {
         match cur {
-            K::Accumulating { source, .. } => cur = source,
+            K::Accumulating { source, at, .. } => {
+                entry_at = at.as_ref().or(entry_at);
+                cur = source;
+            }
+            K::OutsideSource { .. } => {
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d,
+                };
+            }
+            K::NotRegularFile(path) | K::TooLarge { path, .. } => {
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d.in_file(path),
+                };
+            }
             K::MalformedYaml(y) => {
                 return d.at_line(&y.path, y.location.line, y.location.column);
             }

@@ -6,7 +6,8 @@
 
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::model::FluxKustomization;
-use plumb_kustomize::Kustomization;
+use plumb_kustomize::fs::Entry;
+use plumb_kustomize::{FileSystem, Kustomization};
 use plumb_yaml::Node;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -36,24 +37,34 @@ const IGNORED_NAMES: &[&str] = &[
     ".flux.yaml",
 ];
 
-/// The kustomization file in `dir`, if it has one.
-pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
-    KUSTOMIZATION_FILES
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.is_file())
+/// The kustomization file in `dir`, if it has one; an error when one is a symlink that leaves
+/// the source (the source's file system has nothing there, and Flux refuses to read it).
+pub fn kustomization_file(
+    fs: &FileSystem,
+    dir: &Path,
+) -> Result<Option<PathBuf>, plumb_kustomize::KustomizeError> {
+    for name in KUSTOMIZATION_FILES {
+        let path = dir.join(name);
+        if fs.entry(&path)?.is_some_and(|e| e != Entry::Dir) {
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
 }
 
-/// The kustomization Flux builds for `dir`, with `ks`'s spec fields applied when given.
+/// The kustomization Flux builds for `dir`, read through `fs` (the source's tree), with `ks`'s
+/// spec fields applied when given.
 pub fn kustomization_for(
+    fs: &FileSystem,
     dir: &Path,
     ks: Option<&FluxKustomization>,
 ) -> Result<Kustomization, Diagnostic> {
-    let mut k = match kustomization_file(dir) {
-        Some(file) => Kustomization::load(&file).map_err(|e| diagnostic::from_kustomize(&e))?,
+    let found = kustomization_file(fs, dir).map_err(|e| diagnostic::from_kustomize(&e))?;
+    let mut k = match found {
+        Some(file) => Kustomization::load(fs, &file).map_err(|e| diagnostic::from_kustomize(&e))?,
         None => Kustomization {
             path: dir.join("kustomization.yaml"),
-            node: generated(dir)?,
+            node: generated(fs, dir)?,
         },
     };
     if let Some(ks) = ks {
@@ -64,9 +75,9 @@ pub fn kustomization_for(
 
 /// A kustomization listing every manifest under `dir`: YAML files, and subdirectories that have
 /// their own kustomization (which are not descended into), in path order.
-fn generated(dir: &Path) -> Result<Node, Diagnostic> {
+fn generated(fs: &FileSystem, dir: &Path) -> Result<Node, Diagnostic> {
     let mut resources = Vec::new();
-    scan(dir, dir, &mut resources)?;
+    scan(fs, dir, dir, &mut resources)?;
     let mut node = Node::mapping();
     node.set(
         "apiVersion",
@@ -80,33 +91,33 @@ fn generated(dir: &Path) -> Result<Node, Diagnostic> {
     Ok(node)
 }
 
-fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
-    let read_err = |e: std::io::Error| {
+fn scan(fs: &FileSystem, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
+    let kustomize_err = |e: plumb_kustomize::KustomizeError| diagnostic::from_kustomize(&e);
+    let entries = fs.read_dir(dir).map_err(|e| {
         Diagnostic::error(Code::KustomizeError, format!("cannot read directory: {e}")).in_file(dir)
-    };
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(read_err)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(read_err)?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if IGNORED_NAMES.contains(&name.as_ref()) {
+    })?;
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if IGNORED_NAMES.contains(&name.as_str()) {
             continue;
         }
-        let path = entry.path();
         let rel = || {
             format!(
                 "./{}",
                 path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
             )
         };
-        if path.is_dir() {
-            if kustomization_file(&path).is_some() {
+        if fs.entry(&path).map_err(kustomize_err)? == Some(Entry::Dir) {
+            if kustomization_file(fs, &path)
+                .map_err(kustomize_err)?
+                .is_some()
+            {
                 out.push(rel());
             } else {
-                scan(base, &path, out)?;
+                scan(fs, base, &path, out)?;
             }
             continue;
         }
@@ -114,14 +125,14 @@ fn scan(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic
         if ext != "yaml" && ext != "yml" {
             continue;
         }
-        check_manifest(&path)?;
+        check_manifest(fs, &path)?;
         out.push(rel());
     }
     Ok(())
 }
 
 /// Flux refuses to generate a kustomization over a YAML file that is not Kubernetes objects.
-fn check_manifest(path: &Path) -> Result<(), Diagnostic> {
+fn check_manifest(fs: &FileSystem, path: &Path) -> Result<(), Diagnostic> {
     let fail = |message: String| {
         Diagnostic::error(
             Code::InvalidManifest,
@@ -133,7 +144,9 @@ fn check_manifest(path: &Path) -> Result<(), Diagnostic> {
             ),
         )
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()).in_file(path))?;
+    let text = fs
+        .read_text(path)
+        .map_err(|e| fail(e.to_string()).in_file(path))?;
     let docs = plumb_yaml::parse_documents(path, &text).map_err(|e| {
         fail(e.message.clone()).at_line(&e.path, e.location.line, e.location.column)
     })?;

@@ -184,6 +184,9 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     // (directory of the file, spec.path) of every Kustomization: for repositories whose
     // bootstrap files are not committed.
     let mut kustomizations: Vec<(String, String)> = Vec::new();
+    let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
+        return discovery;
+    };
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(read) = std::fs::read_dir(&dir) else {
@@ -213,7 +216,7 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
             if !file_type.is_file() || !(name.ends_with(".yaml") || name.ends_with(".yml")) {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(text) = fs.read_text(&path) else {
                 continue;
             };
             let may_declare = text.contains("Kustomization")

@@ -4,6 +4,7 @@
 use crate::config::TransformerConfig;
 use crate::context::Context;
 use crate::error::KustomizeError;
+use crate::fs::FileSystem;
 use crate::kustomization::Kustomization;
 use crate::loader::{self, LoadRestrictor};
 use crate::resource::{ResId, Resource};
@@ -29,6 +30,8 @@ pub struct BuildOptions {
     pub reorder: Reorder,
     pub load_restrictor: LoadRestrictor,
     pub managed_by_label: bool,
+    /// Where files are read from: anywhere for `kustomize build`, a source's tree for Flux.
+    pub fs: FileSystem,
 }
 
 /// The result of a build: resources in output order.
@@ -67,8 +70,8 @@ impl ResourceList {
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResourceList, KustomizeError> {
-    let file = loader::find_kustomization(dir)?;
-    let k = Kustomization::load(&file)?;
+    let file = loader::find_kustomization(&options.fs, options.load_restrictor, dir)?;
+    let k = Kustomization::load(&options.fs, &file)?;
     build_kustomization(&k, options)
 }
 
@@ -236,12 +239,14 @@ impl Builder {
     /// Loads the kustomization (or, with `component`, the Component) in `dir` and enters it:
     /// the caller pops `self.stack` when done with it.
     fn load_level(&mut self, dir: &Path, component: bool) -> Result<Kustomization, KustomizeError> {
+        let fs = &self.ctx.options.fs;
+        fs.resolve(dir)?;
         let abs = loader::absolute(dir);
         if self.stack.contains(&abs) {
             return Err(KustomizeError::Cycle(abs));
         }
-        let file = loader::find_kustomization(dir)?;
-        let k = Kustomization::load(&file)?;
+        let file = loader::find_kustomization(fs, self.ctx.options.load_restrictor, dir)?;
+        let k = Kustomization::load(fs, &file)?;
         match (component, k.is_component()) {
             (true, false) => {
                 return Err(KustomizeError::Other(format!(
@@ -274,11 +279,11 @@ impl Builder {
         entries.extend(k.string_list("resources")?);
         for entry in entries {
             self.accumulate(k.dir(), &entry, list)
-                .map_err(|e| KustomizeError::accumulating(&entry, e))?;
+                .map_err(|e| KustomizeError::accumulating(&entry, entry_line(k, &entry), e))?;
         }
         let own = level_config(k, &self.ctx)?;
         self.config_mut().merge(own)?;
-        let crds = crate::crds::load(k, self.ctx.options.load_restrictor)?;
+        let crds = crate::crds::load(k, &self.ctx)?;
         let config = self.config_mut();
         transform::name_reference::merge(&mut config.name_reference, crds.name_references);
         crate::config::merge_field_specs(&mut config.common_labels, &crds.labels)?;
@@ -324,7 +329,8 @@ impl Builder {
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
         let path = local_entry(root, entry, "component")?;
-        if !path.is_dir() {
+        self.ctx.options.fs.resolve(&path)?;
+        if !self.ctx.options.fs.is_dir(&path) {
             return Err(KustomizeError::Other(format!(
                 "must build at directory: '{}': a component is a directory holding a kustomization",
                 loader::absolute(&path).display()
@@ -430,7 +436,9 @@ impl Builder {
     ) -> Result<(), KustomizeError> {
         for entry in k.string_list(field)? {
             let path = loader::clean(&k.dir().join(&entry));
-            if !entry.contains('\n') && (path.exists() || loader::is_remote(&entry)) {
+            if !entry.contains('\n')
+                && (self.ctx.options.fs.exists(&path) || loader::is_remote(&entry))
+            {
                 self.accumulate(k.dir(), &entry, out).map_err(|e| {
                     KustomizeError::Other(format!("loading {field} '{entry}': {e}"))
                 })?;
@@ -462,25 +470,44 @@ impl Builder {
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
         let path = local_entry(root, entry, "resource")?;
-        if path.is_dir() {
+        let fs = &self.ctx.options.fs;
+        fs.resolve(&path)?;
+        if fs.is_dir(&path) {
+            // kustomize takes a directory for a new root, and refuses an absolute one.
+            if Path::new(entry).is_absolute() {
+                return Err(KustomizeError::Other(format!(
+                    "new root '{entry}' cannot be absolute"
+                )));
+            }
             let (built, _) = self.build_dir(&path)?;
             for r in built.resources {
                 list.append(r)?;
             }
             return Ok(());
         }
-        if !path.exists() {
+        if !fs.exists(&path) {
             return Err(KustomizeError::Io {
                 path: path.clone(),
                 message: "no such file or directory".into(),
             });
         }
         loader::check_restrictor(self.ctx.options.load_restrictor, root, &path)?;
-        for r in read_resources(&path)? {
+        for r in read_resources(&self.ctx.options.fs, &path)? {
             list.append(r)?;
         }
         Ok(())
     }
+}
+
+/// The file and line of a `resources:` (or `bases:`) entry, for errors that point at it.
+fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
+    ["bases", "resources"]
+        .iter()
+        .filter_map(|field| k.node.get(field).and_then(Node::as_sequence))
+        .flatten()
+        .find(|n| n.scalar_value() == Some(entry))
+        .and_then(|n| n.span.as_ref())
+        .map(|s| (s.file.path().to_path_buf(), s.location().line))
 }
 
 /// The local path a `resources:` or `components:` entry names; remote ones are refused.
@@ -495,8 +522,8 @@ fn local_entry(root: &Path, entry: &str, what: &str) -> Result<PathBuf, Kustomiz
 }
 
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
-pub fn read_resources(path: &Path) -> Result<Vec<Resource>, KustomizeError> {
-    let text = loader::read_text(path)?;
+pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, KustomizeError> {
+    let text = fs.read_text(path)?;
     let docs = plumb_yaml::parse_documents(path, &text)?;
     let mut out = Vec::new();
     for doc in docs {

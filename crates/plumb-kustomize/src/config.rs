@@ -249,7 +249,7 @@ pub fn load_configurations(
         }
         let path = loader::clean(&k.dir().join(&entry));
         loader::check_restrictor(ctx.options.load_restrictor, k.dir(), &path)?;
-        let text = loader::read_text(&path)?;
+        let text = ctx.options.fs.read_text(&path)?;
         from_files.merge(TransformerConfig::parse(&path, &text)?)?;
     }
     config.merge(from_files)?;

@@ -21,15 +21,12 @@ pub struct CrdConfig {
 }
 
 /// Reads the kustomization's `crds:` files.
-pub fn load(
-    k: &Kustomization,
-    restrictor: crate::loader::LoadRestrictor,
-) -> Result<CrdConfig, KustomizeError> {
+pub fn load(k: &Kustomization, ctx: &crate::context::Context) -> Result<CrdConfig, KustomizeError> {
     let mut out = CrdConfig::default();
     for entry in k.string_list("crds")? {
         let path = crate::loader::clean(&k.dir().join(&entry));
-        crate::loader::check_restrictor(restrictor, k.dir(), &path)?;
-        let text = crate::loader::read_text(&path)?;
+        crate::loader::check_restrictor(ctx.options.load_restrictor, k.dir(), &path)?;
+        let text = ctx.options.fs.read_text(&path)?;
         let defs: Map<String, Value> = if text.trim_start().starts_with('{') {
             serde_json::from_str(&text).map_err(|e| {
                 KustomizeError::Other(format!(

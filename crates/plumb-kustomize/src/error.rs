@@ -2,7 +2,7 @@
 //! recognise them, with the file and line where plumb knows it.
 
 use plumb_yaml::YamlError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KustomizeError {
@@ -25,11 +25,24 @@ pub enum KustomizeError {
     #[error("accumulating resources: accumulating resources from '{entry}': {source}")]
     Accumulating {
         entry: String,
+        /// The kustomization file and line of the entry, when it came from a file.
+        at: Option<(PathBuf, usize)>,
         #[source]
         source: Box<KustomizeError>,
     },
     #[error("security; file '{}' is not in or below '{}'", file.display(), root.display())]
     OutsideRoot { file: PathBuf, root: PathBuf },
+    /// A path that leaves the root of a confined build, lexically or through a symlink.
+    #[error("{}", outside_source(path, real, root))]
+    OutsideSource {
+        path: PathBuf,
+        real: PathBuf,
+        root: PathBuf,
+    },
+    #[error("{}: not a regular file (a device, a FIFO or a socket): plumb reads only regular files", .0.display())]
+    NotRegularFile(PathBuf),
+    #[error("{}: larger than {}, the most plumb reads from one file", path.display(), size(*limit))]
+    TooLarge { path: PathBuf, limit: u64 },
     #[error("cycle detected: {} refers to itself through its resources", .0.display())]
     Cycle(PathBuf),
     #[error("{}: {message}", path.display())]
@@ -46,10 +59,40 @@ pub enum KustomizeError {
     Other(String),
 }
 
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn outside_source(path: &Path, real: &Path, root: &Path) -> String {
+    if path == real {
+        format!(
+            "security; file '{}' is not in or below '{}': a build reads only inside its source",
+            path.display(),
+            root.display()
+        )
+    } else {
+        format!(
+            "security; file '{}' leads to '{}', which is not in or below '{}': a build reads only inside its source",
+            path.display(),
+            real.display(),
+            root.display()
+        )
+    }
+}
+
 impl KustomizeError {
-    pub fn accumulating(entry: &str, source: KustomizeError) -> KustomizeError {
+    pub fn accumulating(
+        entry: &str,
+        at: Option<(PathBuf, usize)>,
+        source: KustomizeError,
+    ) -> KustomizeError {
         KustomizeError::Accumulating {
             entry: entry.to_string(),
+            at,
             source: Box::new(source),
         }
     }

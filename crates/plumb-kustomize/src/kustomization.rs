@@ -53,8 +53,8 @@ pub struct Kustomization {
 
 impl Kustomization {
     /// Reads and validates the kustomization file at `path`.
-    pub fn load(path: &Path) -> Result<Kustomization, KustomizeError> {
-        let text = crate::loader::read_text(path)?;
+    pub fn load(fs: &crate::fs::FileSystem, path: &Path) -> Result<Kustomization, KustomizeError> {
+        let text = fs.read_text(path)?;
         Kustomization::parse(path, &text)
     }
 

@@ -16,6 +16,7 @@ pub mod context;
 pub mod crds;
 pub mod error;
 pub mod fieldspec;
+pub mod fs;
 pub mod generate;
 pub mod kustomization;
 pub mod loader;
@@ -28,6 +29,7 @@ pub mod vars;
 
 pub use build::{build, build_kustomization, build_yaml, BuildOptions, Reorder, ResourceList};
 pub use error::KustomizeError;
+pub use fs::FileSystem;
 pub use kustomization::Kustomization;
 pub use loader::LoadRestrictor;
 pub use resource::{Gvk, ResId, Resource};

@@ -1,7 +1,8 @@
-//! Reading files for a build: finding a directory's kustomization file, reading resource files,
-//! and enforcing the load restrictor.
+//! Paths of a build: finding a directory's kustomization file, cleaning paths, and enforcing the
+//! load restrictor. Files are read through [`crate::fs::FileSystem`].
 
 use crate::error::KustomizeError;
+use crate::fs::{Entry, FileSystem};
 use std::path::{Component, Path, PathBuf};
 
 /// The names kustomize accepts for a kustomization file, in its order of preference.
@@ -19,12 +20,34 @@ pub enum LoadRestrictor {
 }
 
 /// The kustomization file of `dir`, or kustomize's error when there is none or more than one.
-pub fn find_kustomization(dir: &Path) -> Result<PathBuf, KustomizeError> {
-    let found: Vec<PathBuf> = KUSTOMIZATION_FILE_NAMES
-        .iter()
-        .map(|n| dir.join(n))
-        .filter(|p| p.is_file())
-        .collect();
+///
+/// A name that is a symlink leading out of `dir` does not count under the root-only restrictor,
+/// as in kustomize (whose loader refuses to read it); one leading out of a confined file
+/// system's root is an error naming it.
+pub fn find_kustomization(
+    fs: &FileSystem,
+    restrictor: LoadRestrictor,
+    dir: &Path,
+) -> Result<PathBuf, KustomizeError> {
+    let dir_real = fs.resolve(dir)?;
+    let mut found = Vec::new();
+    for name in KUSTOMIZATION_FILE_NAMES {
+        let path = dir.join(name);
+        let Some(real) = fs.resolve(&path)? else {
+            continue;
+        };
+        if fs.entry(&path)? == Some(Entry::Dir) {
+            continue;
+        }
+        let escapes = match &dir_real {
+            Some(d) => !real.starts_with(d),
+            None => true,
+        };
+        if restrictor == LoadRestrictor::RootOnly && escapes {
+            continue;
+        }
+        found.push(path);
+    }
     match found.len() {
         0 => Err(KustomizeError::MissingKustomization(dir.to_path_buf())),
         1 => Ok(found.into_iter().next().unwrap_or_default()),
@@ -84,14 +107,6 @@ pub fn absolute(path: &Path) -> PathBuf {
         std::env::current_dir().unwrap_or_default().join(path)
     };
     clean(&joined)
-}
-
-/// Reads a file as UTF-8 text.
-pub fn read_text(path: &Path) -> Result<String, KustomizeError> {
-    std::fs::read_to_string(path).map_err(|e| KustomizeError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
 }
 
 /// Whether a resource entry names something remote (a URL or a git reference).

@@ -40,7 +40,7 @@ pub fn apply(k: &Kustomization, ctx: &mut Context) -> Result<(), KustomizeError>
             ctx.schema_chosen = true;
             let file = crate::loader::clean(&k.dir().join(p));
             crate::loader::check_restrictor(ctx.options.load_restrictor, k.dir(), &file)?;
-            let text = crate::loader::read_text(&file)?;
+            let text = ctx.options.fs.read_text(&file)?;
             let doc: Value = if text.trim_start().starts_with('{') {
                 serde_json::from_str(&text).map_err(|e| KustomizeError::Io {
                     path: file.clone(),

@@ -112,7 +112,8 @@ fn base_name(path: &str) -> String {
 fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, String> {
     let path = loader::clean(&root.join(relative));
     let shown = loader::absolute(&path);
-    if !path.exists() {
+    let fs = &ctx.options.fs;
+    if !fs.exists(&path) {
         return Err(format!(
             "evalsymlink failure on '{}' : lstat {}: no such file or directory",
             shown.display(),
@@ -121,10 +122,10 @@ fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, String> {
     }
     loader::check_restrictor(ctx.options.load_restrictor, root, &path)
         .map_err(|e| e.to_string())?;
-    if path.is_dir() {
+    if fs.is_dir(&path) {
         return Err(format!("'{}' must resolve to a file", shown.display()));
     }
-    std::fs::read(&path).map_err(|e| format!("{}: {e}", shown.display()))
+    fs.read(&path).map_err(|e| e.to_string())
 }
 
 /// The pairs of a `.env` file: one `KEY=value` a line, the value taken verbatim (no quote

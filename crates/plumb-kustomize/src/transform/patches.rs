@@ -340,7 +340,7 @@ fn read_patch(
 ) -> Result<(PathBuf, String), KustomizeError> {
     let path = loader::clean(&k.dir().join(entry));
     loader::check_restrictor(ctx.options.load_restrictor, k.dir(), &path)?;
-    let text = loader::read_text(&path)?;
+    let text = ctx.options.fs.read_text(&path)?;
     Ok((path, text))
 }
 

@@ -58,7 +58,7 @@ pub fn expand(entries: &Node, dir: &Path, ctx: &Context) -> Result<Vec<Node>, Ku
         }
         let file = loader::clean(&dir.join(path));
         loader::check_restrictor(ctx.options.load_restrictor, dir, &file)?;
-        let text = loader::read_text(&file)?;
+        let text = ctx.options.fs.read_text(&file)?;
         let doc = plumb_yaml::parse_documents(&file, &text)?
             .into_iter()
             .next()

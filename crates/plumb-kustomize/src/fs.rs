@@ -1,0 +1,324 @@
+//! The file system a build reads through: every kustomization, resource, patch and generator
+//! file is opened here. It reads only regular files, at most [`MAX_FILE_SIZE`] bytes of each,
+//! and when confined to a root (a source's tree, as kustomize-controller builds inside a file
+//! system rooted at the source) it refuses any path that leaves the root once symlinks are
+//! resolved.
+
+use crate::error::KustomizeError;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The most plumb reads from one file: far above any manifest, and a bound on what a
+/// `/dev/zero` or a runaway generated file can cost.
+pub const MAX_FILE_SIZE: u64 = 64 << 20;
+
+/// Where a build may read, and how much.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSystem {
+    /// The canonical root every read must stay in or below; `None` reads anywhere (the load
+    /// restrictor still applies).
+    root: Option<PathBuf>,
+    max_file_size: u64,
+}
+
+impl Default for FileSystem {
+    fn default() -> FileSystem {
+        FileSystem::unconfined()
+    }
+}
+
+/// What is at a path, once symlinks are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    File,
+    Dir,
+    /// A device, FIFO or socket: never read.
+    Special,
+}
+
+impl FileSystem {
+    /// Reads anywhere the process can (`plumb kustomize build`, where the load restrictor
+    /// decides, as in kustomize).
+    pub fn unconfined() -> FileSystem {
+        FileSystem {
+            root: None,
+            max_file_size: MAX_FILE_SIZE,
+        }
+    }
+
+    /// Reads only in or below `root` (a repository or a fetched source directory).
+    pub fn confined(root: &Path) -> Result<FileSystem, KustomizeError> {
+        let root = root.canonicalize().map_err(|e| KustomizeError::Io {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(FileSystem {
+            root: Some(root),
+            max_file_size: MAX_FILE_SIZE,
+        })
+    }
+
+    /// The same file system with another per-file cap.
+    pub fn with_max_file_size(mut self, bytes: u64) -> FileSystem {
+        self.max_file_size = bytes;
+        self
+    }
+
+    /// `path` with every symlink resolved, refused when that leaves the root. `Ok(None)` when
+    /// nothing is there (a dangling symlink included).
+    pub fn resolve(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
+        let real = match path.canonicalize() {
+            Ok(p) => p,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(KustomizeError::Io {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        match &self.root {
+            Some(root) if !real.starts_with(root) => Err(KustomizeError::OutsideSource {
+                path: shown(path),
+                real,
+                root: root.clone(),
+            }),
+            _ => Ok(Some(real)),
+        }
+    }
+
+    /// What is at `path`: `Ok(None)` when nothing is, an error when it is outside the root.
+    pub fn entry(&self, path: &Path) -> Result<Option<Entry>, KustomizeError> {
+        let Some(real) = self.resolve(path)? else {
+            return Ok(None);
+        };
+        let meta = std::fs::metadata(&real).map_err(|e| KustomizeError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(Some(if meta.is_dir() {
+            Entry::Dir
+        } else if meta.is_file() {
+            Entry::File
+        } else {
+            Entry::Special
+        }))
+    }
+
+    /// Whether `path` is a directory inside the root.
+    pub fn is_dir(&self, path: &Path) -> bool {
+        matches!(self.entry(path), Ok(Some(Entry::Dir)))
+    }
+
+    /// Whether `path` is a regular file inside the root.
+    pub fn is_file(&self, path: &Path) -> bool {
+        matches!(self.entry(path), Ok(Some(Entry::File)))
+    }
+
+    /// Whether anything is at `path`, inside the root or not: the caller goes on to read it and
+    /// gets the reason it may not.
+    pub fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    /// The bytes of a regular file inside the root, at most the cap.
+    pub fn read(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
+        let io = |e: std::io::Error| KustomizeError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let Some(real) = self.resolve(path)? else {
+            return Err(KustomizeError::Io {
+                path: path.to_path_buf(),
+                message: "no such file or directory".into(),
+            });
+        };
+        // Checked before the open: opening a FIFO blocks until something writes to it.
+        let meta = std::fs::metadata(&real).map_err(io)?;
+        if meta.is_dir() {
+            return Err(KustomizeError::Io {
+                path: path.to_path_buf(),
+                message: "is a directory".into(),
+            });
+        }
+        if !meta.is_file() {
+            return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
+        }
+        let file = std::fs::File::open(&real).map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
+        }
+        // Read up to the cap rather than by the size the file reports: /proc files say 0.
+        let mut bytes = Vec::new();
+        file.take(self.max_file_size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > self.max_file_size {
+            return Err(KustomizeError::TooLarge {
+                path: path.to_path_buf(),
+                limit: self.max_file_size,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// A regular file inside the root, as UTF-8 text.
+    pub fn read_text(&self, path: &Path) -> Result<String, KustomizeError> {
+        String::from_utf8(self.read(path)?).map_err(|_| KustomizeError::Io {
+            path: path.to_path_buf(),
+            message: "stream did not contain valid UTF-8".into(),
+        })
+    }
+
+    /// The names in a directory inside the root, sorted; each joined to `path` as given, so
+    /// that the caller's paths stay as the user wrote them.
+    pub fn read_dir(&self, path: &Path) -> Result<Vec<PathBuf>, KustomizeError> {
+        let io = |e: std::io::Error| KustomizeError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let Some(real) = self.resolve(path)? else {
+            return Err(KustomizeError::Io {
+                path: path.to_path_buf(),
+                message: "no such file or directory".into(),
+            });
+        };
+        let mut names = std::fs::read_dir(real)
+            .map_err(io)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(io)?;
+        names.sort();
+        Ok(names.into_iter().map(|n| path.join(n)).collect())
+    }
+}
+
+/// `path` absolute and lexically clean, symlinks left as they are: how an error names it.
+fn shown(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        crate::loader::clean(path)
+    } else {
+        crate::loader::clean(&std::env::current_dir().unwrap_or_default().join(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(root.join("apps")).expect("mkdir");
+        std::fs::create_dir_all(tmp.path().join("outside")).expect("mkdir");
+        std::fs::write(root.join("apps/cm.yaml"), "kind: ConfigMap\n").expect("write");
+        std::fs::write(tmp.path().join("outside/secret.yaml"), "kind: Secret\n").expect("write");
+        (tmp, root)
+    }
+
+    #[test]
+    fn reads_inside_the_root_and_between_its_directories() {
+        let (_tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        assert_eq!(
+            fs.read_text(&root.join("apps/cm.yaml")).expect("read"),
+            "kind: ConfigMap\n"
+        );
+        let through_parent = crate::loader::clean(&root.join("apps/../apps/cm.yaml"));
+        assert!(fs.read(&through_parent).is_ok());
+        assert!(fs.is_dir(&root.join("apps")));
+        assert_eq!(fs.read_dir(&root).expect("list"), vec![root.join("apps")]);
+    }
+
+    #[test]
+    fn refuses_paths_that_leave_the_root() {
+        let (tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        let outside = tmp.path().join("outside/secret.yaml");
+        let lexical = crate::loader::clean(&root.join("../outside/secret.yaml"));
+        for path in [&outside, &lexical, &PathBuf::from("/proc/self/environ")] {
+            let err = fs.read(path).expect_err("outside");
+            assert!(matches!(err, KustomizeError::OutsideSource { .. }), "{err}");
+            assert!(err.to_string().contains("is not in or below"), "{err}");
+        }
+        assert!(!fs.is_dir(&tmp.path().join("outside")));
+        assert!(fs.read_dir(&tmp.path().join("outside")).is_err());
+    }
+
+    #[test]
+    fn resolves_symlinks_before_checking_the_root() {
+        let (tmp, root) = tree();
+        symlink(
+            tmp.path().join("outside/secret.yaml"),
+            root.join("link.yaml"),
+        )
+        .expect("link");
+        symlink(tmp.path().join("outside"), root.join("linkdir")).expect("link");
+        symlink(root.join("apps/cm.yaml"), root.join("inside.yaml")).expect("link");
+        let fs = FileSystem::confined(&root).expect("root");
+        let err = fs.read(&root.join("link.yaml")).expect_err("symlink out");
+        assert!(
+            err.to_string().contains("link.yaml' leads to '"),
+            "names the link and its target: {err}"
+        );
+        assert!(fs.read(&root.join("linkdir/secret.yaml")).is_err());
+        assert!(!fs.is_dir(&root.join("linkdir")));
+        assert_eq!(
+            fs.read_text(&root.join("inside.yaml")).expect("read"),
+            "kind: ConfigMap\n"
+        );
+        // Unconfined, the same link is read: the load restrictor decides, as in kustomize.
+        assert!(FileSystem::unconfined()
+            .read(&root.join("link.yaml"))
+            .is_ok());
+    }
+
+    #[test]
+    fn refuses_devices_and_fifos_without_opening_them() {
+        let (_tmp, root) = tree();
+        let fifo = root.join("fifo.yaml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        // Opening the FIFO would block this test forever: it must be refused before the open.
+        let fs = FileSystem::confined(&root).expect("root");
+        let err = fs.read(&fifo).expect_err("fifo");
+        assert!(matches!(err, KustomizeError::NotRegularFile(_)), "{err}");
+        assert!(
+            err.to_string().contains("fifo.yaml: not a regular file"),
+            "{err}"
+        );
+        let err = FileSystem::unconfined()
+            .read(Path::new("/dev/zero"))
+            .expect_err("device");
+        assert!(matches!(err, KustomizeError::NotRegularFile(_)), "{err}");
+    }
+
+    #[test]
+    fn caps_what_it_reads_from_one_file() {
+        let (_tmp, root) = tree();
+        let fs = FileSystem::confined(&root)
+            .expect("root")
+            .with_max_file_size(8);
+        std::fs::write(root.join("big.yaml"), "123456789").expect("write");
+        std::fs::write(root.join("fits.yaml"), "12345678").expect("write");
+        let err = fs.read(&root.join("big.yaml")).expect_err("too large");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: larger than 8 bytes, the most plumb reads from one file",
+                root.join("big.yaml").display()
+            )
+        );
+        assert_eq!(fs.read(&root.join("fits.yaml")).expect("fits").len(), 8);
+        // /proc files report a size of 0: the cap is on what is read, not on what is reported.
+        let err = FileSystem::unconfined()
+            .with_max_file_size(1)
+            .read(Path::new("/proc/self/status"))
+            .expect_err("read past the cap");
+        assert!(matches!(err, KustomizeError::TooLarge { .. }), "{err}");
+    }
+}
