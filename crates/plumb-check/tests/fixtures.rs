@@ -47,7 +47,18 @@ fn fixtures() -> Vec<Fixture> {
 /// `plumb check` on a fixture: the report's text, and how many findings of the fixture's code.
 fn check(fixture: &Fixture) -> Result<(String, usize), String> {
     let config = CheckConfig::load(&fixture.dir).map_err(|e| e.to_string())?;
-    let build = build_repository(&fixture.dir, &Options::default()).map_err(|e| e.to_string())?;
+    // A fixture that needs SOPS keys carries a test identity as `age.agekey`.
+    let key_file = fixture.dir.join("age.agekey");
+    let age_keys = key_file.is_file().then(|| {
+        plumb_flux::sops::AgeKeys::from_file(&key_file)
+            .map(std::sync::Arc::new)
+            .expect("the fixture's age.agekey is an age identity")
+    });
+    let options = Options {
+        age_keys,
+        ..Options::default()
+    };
+    let build = build_repository(&fixture.dir, &options).map_err(|e| e.to_string())?;
     let selection = Selection::new(&config.rules, &[], &[]);
     let mut report = Report::run(&build, &config, &selection);
     let count = report

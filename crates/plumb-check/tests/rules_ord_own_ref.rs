@@ -51,7 +51,7 @@ fn ord001_a_kind_nothing_defines() {
         "{}",
         f.message
     );
-    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/issuers"]);
+    assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/issuers"]);
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn ord006_a_dependency_cycle() {
 fn own001_an_object_with_two_writers() {
     let f = one("OWN001", "apps/grafana-dashboards/namespace.yaml:4:9");
     assert_eq!(related(&f), "infra/namespace.yaml:4");
-    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+    assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/apps"]);
 }
 
 #[test]

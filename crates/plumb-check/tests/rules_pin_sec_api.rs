@@ -52,7 +52,7 @@ fn pin001_points_at_the_image() {
         "{}",
         f.message
     );
-    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+    assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/apps"]);
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn sec001_points_at_the_first_key() {
         !f.message.contains("backup-writer"),
         "a finding never prints the secret"
     );
-    assert_eq!(f.chain, ["entry clusters/dev", "flux-system/apps"]);
+    assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/apps"]);
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn sub001_unresolved_variable() {
     assert!(findings[1].message.contains("no postBuild"));
     assert_eq!(
         findings[1].chain,
-        vec!["entry clusters/dev", "flux-system/infra"]
+        vec!["flux-system/flux-system", "flux-system/infra"]
     );
     let width = findings[1]
         .location

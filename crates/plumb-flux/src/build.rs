@@ -123,6 +123,8 @@ pub struct EntryBuild {
     pub assumptions: Vec<Inference>,
     /// What is applied before Flux ([`crate::bootstrap`]).
     pub bootstrap: crate::bootstrap::Bootstrap,
+    /// Secrets controllers create from objects of the build ([`crate::runtime`]).
+    pub runtime_secrets: Vec<RuntimeSecret>,
     /// How long the entry took to build.
     pub seconds: f64,
 }
@@ -522,6 +524,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         diagnostics,
         assumptions,
         bootstrap,
+        runtime_secrets: produced.runtime,
         seconds: started.elapsed().as_secs_f64(),
     }
 }

@@ -35,11 +35,15 @@ pub enum Code {
     /// A `substituteFrom` ConfigMap or Secret that exists only at runtime or from bootstrap:
     /// its values are placeholders.
     SubstituteSourceAssumed,
-    /// postBuild substitution failed (strict mode, an invalid name, YAML it broke).
+    /// Strict substitution met a `${VAR}` that no variable source defines.
+    VariableNotSet,
+    /// postBuild substitution failed otherwise (an invalid name, bad syntax, YAML it broke).
     SubstitutionFailed,
-    /// A SOPS Secret read for substitution that cannot be decrypted, or for which no key is
-    /// given: its values are placeholders.
+    /// A SOPS Secret read for substitution for which no age key is given: its values are
+    /// placeholders.
     SecretUndecrypted,
+    /// A SOPS Secret that the age keys given do not decrypt (or whose MAC fails).
+    SecretDecryptFailed,
     /// A Secret the API server refuses (data that is not base64).
     InvalidSecret,
     /// A field of a Flux object that the API server refuses.
@@ -69,8 +73,10 @@ impl Code {
             Code::OutsideSource => "outside-source",
             Code::SubstituteSourceMissing => "substitute-source-missing",
             Code::SubstituteSourceAssumed => "substitute-source-assumed",
+            Code::VariableNotSet => "variable-not-set",
             Code::SubstitutionFailed => "substitution-failed",
             Code::SecretUndecrypted => "secret-undecrypted",
+            Code::SecretDecryptFailed => "secret-decrypt-failed",
             Code::InvalidSecret => "invalid-secret",
             Code::InvalidSpec => "invalid-spec",
             Code::KustomizeError => "kustomize-error",

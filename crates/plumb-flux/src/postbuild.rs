@@ -196,7 +196,7 @@ fn data_of(
                 Err(e) => {
                     problems.push(
                         Diagnostic::warning(
-                            Code::SecretUndecrypted,
+                            Code::SecretDecryptFailed,
                             format!("{who} cannot be decrypted: {e}"),
                         )
                         .at(object.node_at(&["sops"])),
@@ -339,7 +339,11 @@ pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
                 }
                 other => other.to_string(),
             };
-            let d = Diagnostic::error(Code::SubstitutionFailed, format!(
+            let code = match e {
+                SubstError::VarNotSet { .. } => Code::VariableNotSet,
+                _ => Code::SubstitutionFailed,
+            };
+            let d = Diagnostic::error(code, format!(
                 "post build failed for '{what}': variable substitution failed: {reason}"
             ));
             let d = match locate(object, &needle) {

@@ -22,11 +22,11 @@ fn diagnostics_as_findings(
     let mut sources = SourceCache::new(cx.root);
     // Diagnostics another rule reports under its own code (with a better position) are left
     // to it, so one mistake is one finding.
-    for d in cx
-        .build
-        .diagnostics()
-        .filter(|d| d.severity == severity && crate::rules::ord::claimed_by(d).is_none())
-    {
+    for d in cx.build.diagnostics().filter(|d| {
+        d.severity == severity
+            && crate::rules::ord::claimed_by(d).is_none()
+            && !crate::rules::ord::is_not_a_mistake(d)
+    }) {
         let mut f = finding(d, code, &mut sources);
         // Messages quote absolute paths (kustomize's own); keep output independent of where
         // the repository is checked out.

@@ -18,29 +18,37 @@ mod known_charts;
 pub(crate) mod order;
 pub(crate) mod placement;
 
-use plumb_flux::diagnostic::Diagnostic;
+use plumb_flux::diagnostic::{Code, Diagnostic};
 use plumb_flux::model::Object;
 use plumb_yaml::Node;
 
-/// The rule that reports a build diagnostic (`plumb_flux::build`) under its own code, if one
-/// does: ORD006 and REF001 turn the build's dependsOn cycles and missing sources and paths
-/// into findings, ORD005 and OWN001 find missing dependencies and two writers of a
-/// Kustomization themselves (with more precise positions). BLD001/BLD002 can leave these out.
+/// The rule that reports a build diagnostic (`plumb_flux::build`) under its own code, by the
+/// diagnostic's kind: ORD006 and REF001 turn the build's dependsOn cycles and missing sources
+/// and paths into findings, ORD005, OWN001 and SUB004 find missing dependencies, two writers of
+/// a Kustomization and missing substitution sources themselves (with more precise positions),
+/// SUB001 every `${VAR}` left unresolved, which strict mode fails on.
+/// `None` for a diagnostic that is no mistake of the repository (a suspended Kustomization, a
+/// value that is only known at runtime or with a key not given): BLD001/BLD002 leave those out
+/// too, and the build's summary says what could not be checked.
 pub(crate) fn claimed_by(d: &Diagnostic) -> Option<&'static str> {
-    let m = d.message.as_str();
-    if m.starts_with("dependsOn cycle: ") {
-        Some("ORD006")
-    } else if m.starts_with("kustomization path not found: ")
-        || (m.starts_with("source ") && m.contains(" not found: "))
-    {
-        Some("REF001")
-    } else if m.contains(", which no Kustomization of this cluster creates") {
-        Some("ORD005")
-    } else if m.contains(": two writers of one object") {
-        Some("OWN001")
-    } else {
-        None
+    match d.code {
+        Code::DependencyCycle => Some("ORD006"),
+        Code::PathNotFound | Code::SourceNotFound => Some("REF001"),
+        Code::DependencyMissing => Some("ORD005"),
+        Code::TwoWriters => Some("OWN001"),
+        Code::SubstituteSourceMissing => Some("SUB004"),
+        Code::VariableNotSet => Some("SUB001"),
+        _ => None,
     }
+}
+
+/// Whether a build diagnostic says nothing is wrong with the repository: what the build could
+/// not know or chose not to apply.
+pub(crate) fn is_not_a_mistake(d: &Diagnostic) -> bool {
+    matches!(
+        d.code,
+        Code::Suspended | Code::SubstituteSourceAssumed | Code::SecretUndecrypted
+    )
 }
 
 /// The text of `field` in item `index` of the list at `path` (`spec.dependsOn[1].name`), or

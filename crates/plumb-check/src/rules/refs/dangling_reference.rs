@@ -114,7 +114,7 @@ impl DanglingReference {
             .iter()
             .filter(|d| claimed_by(d) == Some(self.code()))
         {
-            let (field, help) = if d.message.starts_with("kustomization path not found") {
+            let (field, help) = if d.code == plumb_flux::diagnostic::Code::PathNotFound {
                 (
                     "path",
                     "spec.path is relative to the root of the source; fix it to an existing directory",

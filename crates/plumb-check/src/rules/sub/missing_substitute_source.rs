@@ -63,6 +63,10 @@ impl Rule for MissingSubstituteSource {
                         || produced
                             .find(kind, &flux.namespace, &reference.name)
                             .is_some()
+                        || (kind == "Secret"
+                            && produced
+                                .runtime_secret(&flux.namespace, &reference.name)
+                                .is_some())
                     {
                         continue;
                     }

@@ -7,18 +7,24 @@ use crate::rule::CheckContext;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::Object;
 use plumb_flux::postbuild::{self, ObjectLookup, Vars};
+use plumb_flux::runtime::RuntimeSecret;
 use plumb_flux::varsub::VarRef;
 use plumb_yaml::{Node, NodeKind, SourceFile};
 use std::collections::{BTreeMap, HashMap};
 
 /// The ConfigMaps and Secrets one cluster holds, by kind, namespace and name: the first
-/// producer in tree order wins, as in the build.
-pub(crate) struct Produced<'a>(HashMap<(String, String, String), &'a Object>);
+/// producer in tree order wins, as in the build; then those applied at bootstrap, and the
+/// Secrets controllers create at runtime.
+pub(crate) struct Produced<'a>(
+    HashMap<(String, String, String), &'a Object>,
+    &'a [RuntimeSecret],
+);
 
 impl<'a> Produced<'a> {
     pub(crate) fn of(entry: &'a EntryBuild) -> Produced<'a> {
         let mut map = HashMap::new();
-        for object in entry.kustomizations.iter().flat_map(|k| &k.objects) {
+        let built = entry.kustomizations.iter().flat_map(|k| &k.objects);
+        for object in built.chain(&entry.bootstrap.objects) {
             if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
                 map.entry((
                     object.kind().to_string(),
@@ -28,7 +34,7 @@ impl<'a> Produced<'a> {
                 .or_insert(object);
             }
         }
-        Produced(map)
+        Produced(map, &entry.runtime_secrets)
     }
 
     /// Objects of `kind` named `name` in any namespace (a reference in the wrong namespace).
@@ -49,6 +55,10 @@ impl ObjectLookup for Produced<'_> {
         self.0
             .get(&(kind.to_string(), namespace.to_string(), name.to_string()))
             .copied()
+    }
+
+    fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
+        self.1.iter().find(|s| s.is(namespace, name))
     }
 }
 
