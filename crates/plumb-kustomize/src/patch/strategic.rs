@@ -17,7 +17,7 @@ use crate::error::KustomizeError;
 use crate::patch::error_at;
 use crate::schema::{FieldInfo, ListMerge, Schema, TypeRef};
 use plumb_yaml::{Node, NodeKind};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// Merges `patch` into `dest`. `None` means the patch deleted the whole resource (or left it
 /// empty).
@@ -303,31 +303,77 @@ impl<'s> Walker<'s> {
                 keep_null: false,
             });
         }
-        let mut keys: BTreeSet<String> = base.keys().map(str::to_string).collect();
-        if let Some(o) = other.as_ref().filter(|o| o.is_mapping()) {
-            keys.extend(o.keys().map(str::to_string));
-        }
-        for key in keys {
-            let child = shape.and_then(|s| s.field(&key));
-            let d = base.get(&key).cloned();
-            let p = other
-                .as_ref()
-                .filter(|o| o.is_mapping())
-                .and_then(|o| o.get(&key))
-                .cloned();
-            let walked = self.walk(d, p, child)?;
-            match walked.node {
-                Some(n) if walked.keep_null || !n.is_null() => base.set(&key, n),
-                _ => {
-                    base.remove(&key);
-                }
-            }
-        }
+        let other = other.filter(Node::is_mapping).and_then(|o| match o.kind {
+            NodeKind::Mapping(entries) => Some(entries),
+            _ => None,
+        });
+        let merged = self.merge_entries(base.kind, other.unwrap_or_default(), shape)?;
+        base.kind = NodeKind::Mapping(merged);
         Ok(Walked {
             node: Some(base),
             into_dest,
             keep_null: false,
         })
+    }
+
+    /// Walks every key of `base` and `other` in sorted order, with the value each has under it
+    /// (the first, if a key repeats). A walked value replaces the base's in place, a key only
+    /// the patch has is appended, and a cleared one is removed. Keys are looked up in an index
+    /// rather than by scanning, so a map of n keys merges in O(n log n), not O(n²).
+    fn merge_entries(
+        &self,
+        base: NodeKind,
+        other: Vec<(Node, Node)>,
+        shape: Option<Shape<'s>>,
+    ) -> Result<Vec<(Node, Node)>, KustomizeError> {
+        let NodeKind::Mapping(base) = base else {
+            return Ok(Vec::new());
+        };
+        // `None` marks an entry the walk removed.
+        // Each key's first position in the base and in the patch.
+        let mut index: BTreeMap<String, (Option<usize>, Option<usize>)> = BTreeMap::new();
+        for (i, (k, _)) in base.iter().enumerate() {
+            if let Some(key) = k.scalar_value() {
+                let entry = index.entry(key.to_string()).or_default();
+                entry.0.get_or_insert(i);
+            }
+        }
+        let mut slots: Vec<Option<(Node, Node)>> = base.into_iter().map(Some).collect();
+        let mut others: Vec<Option<Node>> = Vec::with_capacity(other.len());
+        for (i, (k, v)) in other.into_iter().enumerate() {
+            if let Some(key) = k.scalar_value() {
+                let entry = index.entry(key.to_string()).or_default();
+                entry.1.get_or_insert(i);
+            }
+            others.push(Some(v));
+        }
+        let mut appended = Vec::new();
+        for (key, (in_base, in_other)) in index {
+            let child = shape.and_then(|s| s.field(&key));
+            // Every walked key's base value is replaced or removed below, so it is taken, not
+            // copied.
+            let d = in_base
+                .and_then(|i| slots[i].as_mut())
+                .map(|(_, v)| std::mem::replace(v, Node::null()));
+            let p = in_other.and_then(|i| others[i].take());
+            let walked = self.walk(d, p, child)?;
+            match walked.node {
+                Some(n) if walked.keep_null || !n.is_null() => match in_base {
+                    Some(i) => {
+                        if let Some(slot) = slots[i].as_mut() {
+                            slot.1 = n;
+                        }
+                    }
+                    None => appended.push((Node::string(key), n)),
+                },
+                _ => {
+                    if let Some(i) = in_base {
+                        slots[i] = None;
+                    }
+                }
+            }
+        }
+        Ok(slots.into_iter().flatten().chain(appended).collect())
     }
 
     /// A list whose schema has a `merge` strategy.
