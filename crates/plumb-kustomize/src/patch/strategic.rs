@@ -444,14 +444,17 @@ impl<'s> Walker<'s> {
         if keys.len() > 1 {
             merge_values(&mut values_list);
         }
+        // The same for every element, so found once rather than once per element.
+        let valid_in_list = keys_with_values(&values_list, &keys);
         let mut valid_keys: Vec<String> = Vec::new();
         for values in &values_list {
             if values.is_empty() {
                 continue;
             }
-            let (vk, vv) = validate_keys(&values_list, values, &keys);
+            let (vk, vv) = validate_keys(&valid_in_list, values, &keys);
             valid_keys.clone_from(&vk);
-            let (lk, lv) = validate_keys(std::slice::from_ref(&vv), &vv, &vk);
+            let (lk, lv) =
+                validate_keys(&keys_with_values(std::slice::from_ref(&vv), &vk), &vv, &vk);
             let dest_index = element_list(&dest, &lk, &lv);
             let patch_elem = patch
                 .as_deref()
@@ -533,12 +536,8 @@ fn primitive_values(patch: Option<&[Node]>, dest: &[Node]) -> Vec<Vec<String>> {
     out
 }
 
-/// Keeps the keys some element has a value for (all keys when none has any).
-fn validate_keys(
-    values_list: &[Vec<String>],
-    values: &[String],
-    keys: &[String],
-) -> (Vec<String>, Vec<String>) {
+/// The keys some element of `values_list` has a value for.
+fn keys_with_values<'k>(values_list: &[Vec<String>], keys: &'k [String]) -> HashSet<&'k str> {
     let mut valid: HashSet<&str> = HashSet::new();
     for vals in values_list {
         for (i, v) in vals.iter().enumerate() {
@@ -549,6 +548,16 @@ fn validate_keys(
             }
         }
     }
+    valid
+}
+
+/// Keeps the keys in `valid`, the ones some element has a value for (all keys when none has
+/// any), and the values that go with them.
+fn validate_keys(
+    valid: &HashSet<&str>,
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
     if valid.is_empty() {
         return (keys.to_vec(), values.to_vec());
     }
