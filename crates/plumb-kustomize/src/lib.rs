@@ -22,6 +22,7 @@ pub mod kustomization;
 pub mod loader;
 pub mod openapi;
 pub mod patch;
+pub mod pattern;
 pub mod resource;
 pub mod schema;
 pub mod transform;

@@ -4,7 +4,7 @@
 use crate::source::Span;
 
 /// How a scalar was written in its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScalarStyle {
     Plain,
     SingleQuoted,
@@ -23,7 +23,7 @@ impl ScalarStyle {
 
 /// A scalar: its text after escape processing, how it was written, and its tag (core tags in the
 /// short `!!str` form).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Scalar {
     pub value: String,
     pub style: ScalarStyle,

@@ -1,13 +1,34 @@
 //! Reading YAML text into [`Node`]s: a multi-document stream, aliases expanded, `<<` merge keys
 //! applied, every node carrying its byte span.
+//!
+//! Expanding an alias copies the anchored node, so a few hundred bytes of nested aliases (an
+//! "alias bomb") can ask for billions of nodes. As go-yaml v3 and serde_yaml do, the parser
+//! keeps a budget: aliases may add at most [`ALIAS_NODE_FLOOR`] nodes, or
+//! [`ALIAS_NODE_RATIO`] times the nodes written out in the text when that is more, and may not
+//! nest collections deeper than [`MAX_DEPTH`]. Every later stage works on the expanded tree, so
+//! this one bound covers them all.
 
 use crate::error::YamlError;
 use crate::node::{Node, NodeKind, Scalar, ScalarStyle};
 use crate::source::{SourceFile, Span};
 use granit_parser::{Event, Options, Parser, ScalarStyle as GStyle, Tag};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
+
+/// The nodes alias expansion may add to a stream whatever its size: far more than any
+/// hand-written anchor reuse, and few enough (tens of megabytes) to fail fast on a bomb.
+pub const ALIAS_NODE_FLOOR: usize = 100_000;
+
+/// How many times the nodes written in the text alias expansion may add, for streams large
+/// enough that [`ALIAS_NODE_FLOOR`] is the smaller bound. This keeps the tree linear in the
+/// size of the input.
+pub const ALIAS_NODE_RATIO: usize = 10;
+
+/// How deep aliases may nest collections. The parser already stops text nested deeper than
+/// 255 flow plus 255 block collections; aliases inside anchors could otherwise stack
+/// collections without limit and overflow the stack of every recursive stage after parsing.
+pub const MAX_DEPTH: usize = 512;
 
 /// Parses every document of `text` (read from `path`). Empty documents come back as null
 /// scalars so that callers can tell "empty" from "absent".
@@ -28,6 +49,8 @@ pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
         stack: Vec::new(),
         anchors: HashMap::new(),
         docs: Vec::new(),
+        written: 0,
+        expanded: 0,
     };
     for item in Parser::new_from_str_with_options(text, options) {
         let (event, span) = item.map_err(|e| {
@@ -41,25 +64,61 @@ pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
     Ok(builder.docs)
 }
 
+/// How big a finished node is: what copying it for an alias costs, and how deep it nests.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extent {
+    /// The node and everything under it.
+    nodes: usize,
+    /// Collections from the node down to its deepest leaf (0 for a scalar).
+    height: usize,
+}
+
+impl Extent {
+    const SCALAR: Extent = Extent {
+        nodes: 1,
+        height: 0,
+    };
+
+    /// Adds a child to a collection's running extent.
+    fn add_child(&mut self, child: Extent) {
+        self.nodes += child.nodes;
+        self.height = self.height.max(child.height + 1);
+    }
+}
+
 enum Frame {
     Sequence {
         anchor: usize,
         start: usize,
         items: Vec<Node>,
+        extent: Extent,
     },
     Mapping {
         anchor: usize,
         start: usize,
         entries: Vec<(Node, Node)>,
         pending_key: Option<Node>,
+        extent: Extent,
     },
+}
+
+impl Frame {
+    fn extent_mut(&mut self) -> &mut Extent {
+        match self {
+            Frame::Sequence { extent, .. } | Frame::Mapping { extent, .. } => extent,
+        }
+    }
 }
 
 struct Builder {
     file: Arc<SourceFile>,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    anchors: HashMap<usize, (Node, Extent)>,
     docs: Vec<Node>,
+    /// Nodes written out in the text so far.
+    written: usize,
+    /// Nodes alias expansion has added so far.
+    expanded: usize,
 }
 
 impl Builder {
@@ -76,6 +135,7 @@ impl Builder {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
             Event::DocumentStart(..) => self.anchors.clear(),
             Event::Scalar(value, style, anchor, tag) => {
+                self.written += 1;
                 let node = Node {
                     kind: NodeKind::Scalar(Scalar {
                         value: value.into_owned(),
@@ -84,37 +144,44 @@ impl Builder {
                     }),
                     span: self.span(start, end),
                 };
-                self.finish(node, anchor)?;
+                self.finish(node, Extent::SCALAR, anchor)?;
             }
             Event::Alias(id) => {
-                let Some(node) = self.anchors.get(&id).cloned() else {
-                    return Err(YamlError::at(&self.file, start, "unknown anchor".into()));
-                };
-                self.finish(node, 0)?;
+                let (node, extent) = self.expand(id, start)?;
+                self.finish(node, extent, 0)?;
             }
-            Event::SequenceStart(_, anchor, _) => self.stack.push(Frame::Sequence {
-                anchor,
-                start,
-                items: Vec::new(),
-            }),
-            Event::MappingStart(_, anchor, _) => self.stack.push(Frame::Mapping {
-                anchor,
-                start,
-                entries: Vec::new(),
-                pending_key: None,
-            }),
+            Event::SequenceStart(_, anchor, _) => {
+                self.written += 1;
+                self.stack.push(Frame::Sequence {
+                    anchor,
+                    start,
+                    items: Vec::new(),
+                    extent: Extent::SCALAR,
+                });
+            }
+            Event::MappingStart(_, anchor, _) => {
+                self.written += 1;
+                self.stack.push(Frame::Mapping {
+                    anchor,
+                    start,
+                    entries: Vec::new(),
+                    pending_key: None,
+                    extent: Extent::SCALAR,
+                });
+            }
             Event::SequenceEnd => {
                 if let Some(Frame::Sequence {
                     anchor,
                     start: s,
                     items,
+                    extent,
                 }) = self.stack.pop()
                 {
                     let node = Node {
                         kind: NodeKind::Sequence(items),
                         span: self.span(s, end.max(s)),
                     };
-                    self.finish(node, anchor)?;
+                    self.finish(node, extent, anchor)?;
                 }
             }
             Event::MappingEnd => {
@@ -122,6 +189,7 @@ impl Builder {
                     anchor,
                     start: s,
                     entries,
+                    extent,
                     ..
                 }) = self.stack.pop()
                 {
@@ -130,7 +198,7 @@ impl Builder {
                         kind: NodeKind::Mapping(entries),
                         span: self.span(s, end.max(s)),
                     };
-                    self.finish(node, anchor)?;
+                    self.finish(node, extent, anchor)?;
                 }
             }
             _ => {}
@@ -138,18 +206,65 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
-        if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+    /// A copy of the node anchored as `id`, for an alias at byte `at`, if the budget allows it.
+    fn expand(&mut self, id: usize, at: usize) -> Result<(Node, Extent), YamlError> {
+        let Some(&(_, extent)) = self.anchors.get(&id) else {
+            return Err(YamlError::at(&self.file, at, "unknown anchor".into()));
+        };
+        self.charge(extent.nodes, at, "expanding this alias")?;
+        let depth = self.stack.len() + extent.height;
+        if depth > MAX_DEPTH {
+            return Err(YamlError::at(
+                &self.file,
+                at,
+                format!(
+                    "document contains excessive aliasing: expanding this alias would nest \
+                     collections {depth} deep, more than {MAX_DEPTH}"
+                ),
+            ));
         }
-        match self.stack.last_mut() {
-            None => self.docs.push(node),
-            Some(Frame::Sequence { items, .. }) => items.push(node),
-            Some(Frame::Mapping {
+        Ok((self.anchors[&id].0.clone(), extent))
+    }
+
+    /// Counts `nodes` copied for aliases against the budget. Keeping an anchored node for later
+    /// aliases is a copy too: anchors nested inside anchors would otherwise copy a large node
+    /// once per level.
+    fn charge(&mut self, nodes: usize, at: usize, doing: &str) -> Result<(), YamlError> {
+        let budget = ALIAS_NODE_FLOOR.max(self.written.saturating_mul(ALIAS_NODE_RATIO));
+        let expanded = self.expanded.saturating_add(nodes);
+        if expanded > budget {
+            return Err(YamlError::at(
+                &self.file,
+                at,
+                format!(
+                    "document contains excessive aliasing: {doing} would make aliases copy \
+                     more than {budget} nodes, for {} nodes written in the text",
+                    self.written
+                ),
+            ));
+        }
+        self.expanded = expanded;
+        Ok(())
+    }
+
+    fn finish(&mut self, node: Node, extent: Extent, anchor: usize) -> Result<(), YamlError> {
+        if anchor != 0 {
+            let at = node.span.as_ref().map_or(0, |s| s.start);
+            self.charge(extent.nodes, at, "keeping this anchored node")?;
+            self.anchors.insert(anchor, (node.clone(), extent));
+        }
+        let Some(frame) = self.stack.last_mut() else {
+            self.docs.push(node);
+            return Ok(());
+        };
+        frame.extent_mut().add_child(extent);
+        match frame {
+            Frame::Sequence { items, .. } => items.push(node),
+            Frame::Mapping {
                 entries,
                 pending_key,
                 ..
-            }) => match pending_key.take() {
+            } => match pending_key.take() {
                 None => *pending_key = Some(node),
                 Some(key) => entries.push((key, node)),
             },
@@ -187,6 +302,29 @@ fn is_merge_key(key: &Node) -> bool {
     }
 }
 
+/// Keys already in a mapping being merged into. Scalar keys (nearly all of them) are hashed so
+/// that merging stays linear in the size of the mappings; the rare collection key is compared
+/// one by one.
+#[derive(Default)]
+struct KeySet {
+    scalars: HashSet<Scalar>,
+    collections: Vec<NodeKind>,
+}
+
+impl KeySet {
+    /// Adds `key`, returning whether it was new.
+    fn insert(&mut self, key: &Node) -> bool {
+        match &key.kind {
+            NodeKind::Scalar(s) => self.scalars.insert(s.clone()),
+            kind if self.collections.contains(kind) => false,
+            kind => {
+                self.collections.push(kind.clone());
+                true
+            }
+        }
+    }
+}
+
 /// Applies `<<` merge keys: keys written in the mapping win over merged ones, and among merged
 /// mappings the first listed wins.
 fn apply_merge_keys(
@@ -196,11 +334,10 @@ fn apply_merge_keys(
     if !entries.iter().any(|(k, _)| is_merge_key(k)) {
         return Ok(entries);
     }
-    let explicit: Vec<Node> = entries
-        .iter()
-        .filter(|(k, _)| !is_merge_key(k))
-        .map(|(k, _)| k.clone())
-        .collect();
+    let mut taken = KeySet::default();
+    for (key, _) in entries.iter().filter(|(k, _)| !is_merge_key(k)) {
+        taken.insert(key);
+    }
     let mut out: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
     for (key, value) in entries {
         if !is_merge_key(&key) {
@@ -222,8 +359,7 @@ fn apply_merge_keys(
         for source in sources {
             if let NodeKind::Mapping(merged) = source.kind {
                 for (k, v) in merged {
-                    let taken = explicit.contains(&k) || out.iter().any(|(o, _)| *o == k);
-                    if !taken {
+                    if taken.insert(&k) {
                         out.push((k, v));
                     }
                 }

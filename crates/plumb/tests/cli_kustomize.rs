@@ -284,3 +284,35 @@ fn malformed_kustomizations_fail_with_kustomize_meaning() {
         }
     }
 }
+
+/// Eight levels of nine aliases: about 9^8 nodes expanded, which used to run the process out of
+/// memory (exit 134).
+fn alias_bomb() -> String {
+    let mut text = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  a: &a [x,x,x,x,x,x,x,x,x]\n",
+    );
+    for (prev, name) in ('a'..'h').zip('b'..='h') {
+        let items = vec![format!("*{prev}"); 9].join(",");
+        text.push_str(&format!("  {name}: &{name} [{items}]\n"));
+    }
+    text
+}
+
+#[test]
+fn alias_bomb_is_an_error_with_file_and_line_and_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "kustomization.yaml", "resources:\n- bomb.yaml\n");
+    write(d, "bomb.yaml", &alias_bomb());
+    let out = plumb()
+        .args(["kustomize", "build"])
+        .arg(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "nothing half-written on stdout");
+    // Line 10 holds `e`, the level whose copies cross the alias budget.
+    assert!(err.contains("bomb.yaml:10:"), "{err}");
+    assert!(err.contains("excessive aliasing"), "{err}");
+}

@@ -66,13 +66,15 @@ pub struct Selector {
     annotations: LabelSelector,
 }
 
-fn anchored(pattern: &str) -> Result<Option<Regex>, KustomizeError> {
+/// Compiles the target's `field`, anchored to match whole values; an empty pattern matches
+/// anything.
+fn anchored(field: &str, pattern: &str) -> Result<Option<Regex>, KustomizeError> {
     if pattern.is_empty() {
         return Ok(None);
     }
-    Regex::new(&format!("^(?:{pattern})$"))
+    crate::pattern::compile_anchored(pattern)
         .map(Some)
-        .map_err(|e| KustomizeError::Other(format!("error parsing regexp: {e}")))
+        .map_err(|e| KustomizeError::Other(format!("target {field}: error parsing regexp: {e}")))
 }
 
 /// What kustomize compares namespaces by: `default` for no namespace, a marker for kinds that
@@ -90,11 +92,11 @@ pub fn effective_namespace(id: &ResId, ctx: &Context) -> String {
 impl Selector {
     pub fn new(spec: &SelectorSpec) -> Result<Selector, KustomizeError> {
         Ok(Selector {
-            group: anchored(&spec.group)?,
-            version: anchored(&spec.version)?,
-            kind: anchored(&spec.kind)?,
-            name: anchored(&spec.name)?,
-            namespace: anchored(&spec.namespace)?,
+            group: anchored("group", &spec.group)?,
+            version: anchored("version", &spec.version)?,
+            kind: anchored("kind", &spec.kind)?,
+            name: anchored("name", &spec.name)?,
+            namespace: anchored("namespace", &spec.namespace)?,
             labels: LabelSelector::parse(&spec.label_selector)?,
             annotations: LabelSelector::parse(&spec.annotation_selector)?,
         })

@@ -17,7 +17,7 @@ use crate::error::KustomizeError;
 use crate::patch::error_at;
 use crate::schema::{FieldInfo, ListMerge, Schema, TypeRef};
 use plumb_yaml::{Node, NodeKind};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// Merges `patch` into `dest`. `None` means the patch deleted the whole resource (or left it
 /// empty).
@@ -303,31 +303,77 @@ impl<'s> Walker<'s> {
                 keep_null: false,
             });
         }
-        let mut keys: BTreeSet<String> = base.keys().map(str::to_string).collect();
-        if let Some(o) = other.as_ref().filter(|o| o.is_mapping()) {
-            keys.extend(o.keys().map(str::to_string));
-        }
-        for key in keys {
-            let child = shape.and_then(|s| s.field(&key));
-            let d = base.get(&key).cloned();
-            let p = other
-                .as_ref()
-                .filter(|o| o.is_mapping())
-                .and_then(|o| o.get(&key))
-                .cloned();
-            let walked = self.walk(d, p, child)?;
-            match walked.node {
-                Some(n) if walked.keep_null || !n.is_null() => base.set(&key, n),
-                _ => {
-                    base.remove(&key);
-                }
-            }
-        }
+        let other = other.filter(Node::is_mapping).and_then(|o| match o.kind {
+            NodeKind::Mapping(entries) => Some(entries),
+            _ => None,
+        });
+        let merged = self.merge_entries(base.kind, other.unwrap_or_default(), shape)?;
+        base.kind = NodeKind::Mapping(merged);
         Ok(Walked {
             node: Some(base),
             into_dest,
             keep_null: false,
         })
+    }
+
+    /// Walks every key of `base` and `other` in sorted order, with the value each has under it
+    /// (the first, if a key repeats). A walked value replaces the base's in place, a key only
+    /// the patch has is appended, and a cleared one is removed. Keys are looked up in an index
+    /// rather than by scanning, so a map of n keys merges in O(n log n), not O(n²).
+    fn merge_entries(
+        &self,
+        base: NodeKind,
+        other: Vec<(Node, Node)>,
+        shape: Option<Shape<'s>>,
+    ) -> Result<Vec<(Node, Node)>, KustomizeError> {
+        let NodeKind::Mapping(base) = base else {
+            return Ok(Vec::new());
+        };
+        // `None` marks an entry the walk removed.
+        // Each key's first position in the base and in the patch.
+        let mut index: BTreeMap<String, (Option<usize>, Option<usize>)> = BTreeMap::new();
+        for (i, (k, _)) in base.iter().enumerate() {
+            if let Some(key) = k.scalar_value() {
+                let entry = index.entry(key.to_string()).or_default();
+                entry.0.get_or_insert(i);
+            }
+        }
+        let mut slots: Vec<Option<(Node, Node)>> = base.into_iter().map(Some).collect();
+        let mut others: Vec<Option<Node>> = Vec::with_capacity(other.len());
+        for (i, (k, v)) in other.into_iter().enumerate() {
+            if let Some(key) = k.scalar_value() {
+                let entry = index.entry(key.to_string()).or_default();
+                entry.1.get_or_insert(i);
+            }
+            others.push(Some(v));
+        }
+        let mut appended = Vec::new();
+        for (key, (in_base, in_other)) in index {
+            let child = shape.and_then(|s| s.field(&key));
+            // Every walked key's base value is replaced or removed below, so it is taken, not
+            // copied.
+            let d = in_base
+                .and_then(|i| slots[i].as_mut())
+                .map(|(_, v)| std::mem::replace(v, Node::null()));
+            let p = in_other.and_then(|i| others[i].take());
+            let walked = self.walk(d, p, child)?;
+            match walked.node {
+                Some(n) if walked.keep_null || !n.is_null() => match in_base {
+                    Some(i) => {
+                        if let Some(slot) = slots[i].as_mut() {
+                            slot.1 = n;
+                        }
+                    }
+                    None => appended.push((Node::string(key), n)),
+                },
+                _ => {
+                    if let Some(i) = in_base {
+                        slots[i] = None;
+                    }
+                }
+            }
+        }
+        Ok(slots.into_iter().flatten().chain(appended).collect())
     }
 
     /// A list whose schema has a `merge` strategy.
@@ -398,14 +444,17 @@ impl<'s> Walker<'s> {
         if keys.len() > 1 {
             merge_values(&mut values_list);
         }
+        // The same for every element, so found once rather than once per element.
+        let valid_in_list = keys_with_values(&values_list, &keys);
         let mut valid_keys: Vec<String> = Vec::new();
         for values in &values_list {
             if values.is_empty() {
                 continue;
             }
-            let (vk, vv) = validate_keys(&values_list, values, &keys);
+            let (vk, vv) = validate_keys(&valid_in_list, values, &keys);
             valid_keys.clone_from(&vk);
-            let (lk, lv) = validate_keys(std::slice::from_ref(&vv), &vv, &vk);
+            let (lk, lv) =
+                validate_keys(&keys_with_values(std::slice::from_ref(&vv), &vk), &vv, &vk);
             let dest_index = element_list(&dest, &lk, &lv);
             let patch_elem = patch
                 .as_deref()
@@ -487,12 +536,8 @@ fn primitive_values(patch: Option<&[Node]>, dest: &[Node]) -> Vec<Vec<String>> {
     out
 }
 
-/// Keeps the keys some element has a value for (all keys when none has any).
-fn validate_keys(
-    values_list: &[Vec<String>],
-    values: &[String],
-    keys: &[String],
-) -> (Vec<String>, Vec<String>) {
+/// The keys some element of `values_list` has a value for.
+fn keys_with_values<'k>(values_list: &[Vec<String>], keys: &'k [String]) -> HashSet<&'k str> {
     let mut valid: HashSet<&str> = HashSet::new();
     for vals in values_list {
         for (i, v) in vals.iter().enumerate() {
@@ -503,6 +548,16 @@ fn validate_keys(
             }
         }
     }
+    valid
+}
+
+/// Keeps the keys in `valid`, the ones some element has a value for (all keys when none has
+/// any), and the values that go with them.
+fn validate_keys(
+    valid: &HashSet<&str>,
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
     if valid.is_empty() {
         return (keys.to_vec(), values.to_vec());
     }

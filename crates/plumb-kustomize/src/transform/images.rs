@@ -12,7 +12,6 @@ use crate::fieldspec::Create;
 use crate::kustomization::Kustomization;
 use crate::transform::values;
 use plumb_yaml::{Node, NodeKind};
-use regex::Regex;
 
 const IMAGE_KEYS: &[&str] = &["name", "newName", "newTag", "digest", "tagSuffix"];
 
@@ -63,7 +62,7 @@ fn apply(
 ) -> Result<(), KustomizeError> {
     // kustomize builds this pattern from the entry's name unescaped, so the name is a regular
     // expression; one that does not compile matches nothing.
-    let pattern = Regex::new(&format!(
+    let pattern = crate::pattern::compile(&format!(
         "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
         change.name
     ))

@@ -96,6 +96,15 @@ pub fn patches_json6902(
     Ok(())
 }
 
+/// Compiles the selector of `item`'s `target`; a pattern that does not compile is reported at
+/// the target, with the field it is in.
+fn target_selector(item: &Node, spec: &SelectorSpec) -> Result<Selector, KustomizeError> {
+    Selector::new(spec).map_err(|e| match item.get("target") {
+        Some(target) => error_at(target, format!("patch {e}")),
+        None => e,
+    })
+}
+
 /// One JSON 6902 patch with its `target` and `path` or inline operations under `inline_key`
 /// (`patch` in a kustomization, `jsonOp` in a `PatchJson6902Transformer` configuration), read
 /// relative to `k`'s directory.
@@ -141,7 +150,7 @@ pub(crate) fn apply_json6902_entry(
             "patch appears to be empty; file={path}, JsonOp={text}"
         )));
     }
-    let selector = Selector::new(&spec)?;
+    let selector = target_selector(item, &spec)?;
     for resource in &mut list.resources {
         if selector.matches(resource, ctx) {
             resource.node = patch
@@ -214,7 +223,7 @@ pub(crate) fn apply_patch_entry(
                 }
                 return Ok(());
             };
-            let selector = Selector::new(&spec)?;
+            let selector = target_selector(item, &spec)?;
             let selected: Vec<ResId> = list
                 .resources
                 .iter()
@@ -239,7 +248,7 @@ pub(crate) fn apply_patch_entry(
                     format!("must specify a target for patch {text}"),
                 ));
             };
-            let selector = Selector::new(&spec)?;
+            let selector = target_selector(item, &spec)?;
             for resource in &mut list.resources {
                 if !selector.matches(resource, ctx) {
                     continue;

@@ -235,7 +235,7 @@ impl IdPattern {
             if s.is_empty() {
                 return Ok(None);
             }
-            Regex::new(&format!("^(?:{s})$"))
+            crate::pattern::compile_anchored(s)
                 .map(Some)
                 .map_err(|e| KustomizeError::Other(format!("error creating target selector: {e}")))
         };
@@ -695,7 +695,7 @@ fn walk(
                 "list path element must contain fieldName=fieldValue for element to match".into(),
             ));
         };
-        let re = Regex::new(pattern).map_err(|e| WalkError::Path(e.to_string()))?;
+        let re = crate::pattern::compile(pattern).map_err(|e| WalkError::Path(e.to_string()))?;
         if node.is_null() {
             if create.is_none() {
                 return Ok(());
