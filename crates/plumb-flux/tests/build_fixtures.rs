@@ -3,7 +3,9 @@
 //! stream, the diagnostics, the graph). `PLUMB_BLESS=1` rewrites the snapshots; review the diff.
 //!
 //! A fixture is `tests/fixtures/<layout>/repo/` plus an optional `options.txt` (`entry: PATH`
-//! lines, `no-strict`).
+//! lines, `no-strict`, `git-remote: URL` to build a copy of the repository whose
+//! `.git/config` has that `origin`). The snapshot ends with the notes of what the build assumed
+//! and its summary line.
 
 use plumb_flux::build::{build_repository, Options};
 use plumb_flux::graph::{self, Format};
@@ -26,7 +28,30 @@ fn snapshot(layout: &str) -> String {
             }
         }
     }
-    let result = build_repository(&dir.join("repo"), &options).expect("fixture builds");
+    let mut remote = None;
+    if let Ok(text) = std::fs::read_to_string(dir.join("options.txt")) {
+        remote = text
+            .lines()
+            .find_map(|l| l.strip_prefix("git-remote: "))
+            .map(str::to_string);
+    }
+    // A checkout with a remote: a copy of the fixture with `.git/config` (git keeps no `.git`
+    // inside a repository's tree).
+    let copy = tempfile::tempdir().expect("tempdir");
+    let repo = match &remote {
+        Some(url) => {
+            copy_tree(&dir.join("repo"), copy.path());
+            std::fs::create_dir_all(copy.path().join(".git")).expect("mkdir .git");
+            std::fs::write(
+                copy.path().join(".git/config"),
+                format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"),
+            )
+            .expect("write .git/config");
+            copy.path().to_path_buf()
+        }
+        None => dir.join("repo"),
+    };
+    let result = build_repository(&repo, &options).expect("fixture builds");
     let mut out = String::from("=== build\n");
     out.push_str(&result.to_yaml(&|_| true));
     out.push_str("=== diagnostics\n");
@@ -36,7 +61,52 @@ fn snapshot(layout: &str) -> String {
     }
     out.push_str("=== graph\n");
     out.push_str(&graph::render(&result, Format::Text));
+    out.push_str("=== bootstrap\n");
+    for entry in &result.entries {
+        let b = &entry.bootstrap;
+        for file in &b.files {
+            out.push_str(&format!("file {}\n", file.display()));
+        }
+        for o in &b.objects {
+            out.push_str(&format!("object {}\n", o.display_id()));
+        }
+        for r in &b.releases {
+            out.push_str(&format!(
+                "release {}/{} {} {} ({}:{})\n",
+                r.namespace.as_deref().unwrap_or(""),
+                r.name,
+                r.chart.as_deref().unwrap_or(""),
+                r.version.as_deref().unwrap_or(""),
+                r.file.display(),
+                r.line
+            ));
+        }
+    }
+    out.push_str("=== notes\n");
+    for why in result.assumptions() {
+        out.push_str(&format!(
+            "note: {}\n  = help: {}\n",
+            why.message(),
+            why.help()
+        ));
+    }
+    out.push_str("=== summary\n");
+    out.push_str(&result.summary().to_string());
+    out.push('\n');
     out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }
 
 fn check(layout: &str) {
@@ -124,6 +194,31 @@ fn sops_substitute_from() {
 }
 
 /// The build is the same whatever the number of threads.
+#[test]
+fn bootstrap_uncommitted() {
+    check("bootstrap-uncommitted");
+}
+
+#[test]
+fn flux_instance_helm_values() {
+    check("flux-instance-helm-values");
+}
+
+#[test]
+fn oci_sync() {
+    check("oci-sync");
+}
+
+#[test]
+fn checkout_remote() {
+    check("checkout-remote");
+}
+
+#[test]
+fn runtime_and_bootstrap() {
+    check("runtime-and-bootstrap");
+}
+
 #[test]
 fn deterministic_across_thread_counts() {
     let layouts = ["substitute-from", "shared-base", "errors"];

@@ -196,3 +196,70 @@ fn graph_formats() {
     let (code, _, _) = run(&["graph"], &fixture("errors"));
     assert_eq!(code, Some(1));
 }
+
+#[test]
+fn notes_and_the_summary_line_say_what_was_assumed_and_built() {
+    let (code, _, err) = run(
+        &["build", "-o", "names"],
+        &fixture("flux-instance-helm-values"),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("note: GitRepository/flux-system/flux-system is created by HelmRelease flux-system/flux-instance (values of the flux-instance chart): taken to be this repository"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  --> kubernetes/apps/flux-system/flux-instance/helmrelease.yaml:"),
+        "{err}"
+    );
+    let last = err.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        "plumb: 2 Kustomizations in 1 cluster: 2 built, 0 failed, 0 not built; 3 objects"
+    );
+    let (_, _, quiet) = run(
+        &["-q", "build", "-o", "names"],
+        &fixture("flux-instance-helm-values"),
+    );
+    assert_eq!(quiet, "", "-q prints only errors");
+}
+
+#[test]
+fn json_has_codes_statuses_and_assumptions() {
+    let (code, out, err) = run(&["build", "-o", "json", "-v"], &fixture("checkout-remote"));
+    assert_eq!(code, Some(1), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let status = |name: &str| {
+        doc["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == name)
+            .map(|k| {
+                (
+                    k["status"].clone(),
+                    k["errors"].clone(),
+                    k["reason"].clone(),
+                )
+            })
+            .unwrap()
+    };
+    let (s, errors, _) = status("typo");
+    assert_eq!(s, "failed");
+    assert_eq!(errors[0]["code"], "source-not-found");
+    let (s, _, reason) = status("remote-crds");
+    assert_eq!(s, "not-built");
+    assert!(reason
+        .as_str()
+        .unwrap()
+        .contains("https://github.com/example/charts"));
+    assert_eq!(doc["entries"][0]["failed"], 1);
+    // Without the checkout's remote, home-ops is another repository too.
+    assert_eq!(doc["entries"][0]["not_built"], 2);
+    assert!(
+        err.contains(
+            "not built flux-system/remote-crds (crds): source GitRepository/flux-system/charts"
+        ),
+        "{err}"
+    );
+}
