@@ -839,7 +839,32 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         postbuild::assume_open_vars(&mut collected, &objects);
         diagnostics.extend(collected.problems);
         let vars = collected.vars;
-        for object in &mut objects {
+        // Flux refuses the whole substitution for one bad name: one error, at the name.
+        let invalid = vars.keys().find(|k| !crate::varsub::is_valid_var_name(k));
+        if let Some(name) = invalid {
+            let at = ks
+                .object
+                .node_at(&["spec", "postBuild", "substitute"])
+                .and_then(|m| m.as_mapping())
+                .and_then(|m| {
+                    m.iter()
+                        .find(|(k, _)| k.scalar_value() == Some(name.as_str()))
+                        .map(|(k, _)| k)
+                })
+                .or_else(|| ks.object.node_at(&["spec", "postBuild", "substituteFrom"]));
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::SubstitutionFailed,
+                    format!(
+                        "post build failed for Kustomization {}: '{name}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'",
+                        ks.key()
+                    ),
+                )
+                .at(at)
+                .with_help("rename the variable: letters, digits and `_`, not starting with a digit"),
+            );
+        }
+        for object in objects.iter_mut().filter(|_| invalid.is_none()) {
             match postbuild::substitute_object(&object.value, &vars, post, ctx.mode) {
                 Ok(Some(value)) => object.value = value,
                 Ok(None) => {}

@@ -220,6 +220,11 @@ fn runtime_and_bootstrap() {
 }
 
 #[test]
+fn error_places() {
+    check("error-places");
+}
+
+#[test]
 fn deterministic_across_thread_counts() {
     let layouts = ["substitute-from", "shared-base", "errors"];
     for layout in layouts {

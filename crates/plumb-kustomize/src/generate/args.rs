@@ -102,6 +102,9 @@ pub struct GeneratorArgs {
     /// Where the generator was declared, for messages.
     pub declared_in: PathBuf,
     pub line: Option<usize>,
+    /// The generator's entry in its file: the generated object points back at it, so that a
+    /// later stage (Flux's substitution) can name the generator.
+    pub span: Option<plumb_yaml::Span>,
 }
 
 impl GeneratorArgs {
@@ -421,6 +424,7 @@ fn read_args(
         options: GeneratorOptions::default(),
         declared_in: reader.file.to_path_buf(),
         line: node.span.as_ref().map(|s| s.location().line),
+        span: node.span.clone(),
     };
     let mut known: Vec<&str> = ARG_FIELDS.to_vec();
     if kind == GeneratedKind::Secret {

@@ -100,11 +100,12 @@ fn generate_one(
         root,
     };
     let pairs = kv::load(&sources, ctx).map_err(fail)?;
-    let node = match generator.kind {
+    let mut node = match generator.kind {
         GeneratedKind::ConfigMap => configmap::make(generator, pairs),
         GeneratedKind::Secret => secret::make(generator, pairs),
     }
     .map_err(fail)?;
+    node.span = generator.span.clone();
     // kustomize round-trips the new object through YAML, which refuses some characters.
     plumb_yaml::to_json(&node).map_err(|e| {
         fail(format!(
