@@ -210,6 +210,11 @@ fn oci_sync() {
 }
 
 #[test]
+fn oci_sync_mapped_to_a_subdirectory() {
+    check("oci-sync-subdir");
+}
+
+#[test]
 fn checkout_remote() {
     check("checkout-remote");
 }
