@@ -18,6 +18,8 @@ pub struct Summary {
     /// Not built because their source is another repository, which is not fetched.
     pub not_built: usize,
     pub objects: usize,
+    /// flux-operator ResourceSets: the Flux objects they generate are not built yet.
+    pub resource_sets: usize,
 }
 
 impl Summary {
@@ -25,6 +27,11 @@ impl Summary {
         self.clusters += 1;
         for k in &entry.kustomizations {
             self.objects += k.objects.len();
+            self.resource_sets += k
+                .objects
+                .iter()
+                .filter(|o| o.is(crate::sync::OPERATOR_GROUP, "ResourceSet"))
+                .count();
             if k.synthetic {
                 continue;
             }
@@ -62,7 +69,15 @@ impl fmt::Display for Summary {
         if self.not_built > 0 {
             write!(f, " (remote source or resource, not fetched)")?;
         }
-        write!(f, "; {}", plural(self.objects, "object", "objects"))
+        write!(f, "; {}", plural(self.objects, "object", "objects"))?;
+        if self.resource_sets > 0 {
+            write!(
+                f,
+                "; {} not expanded (what they generate is not built)",
+                plural(self.resource_sets, "ResourceSet", "ResourceSets")
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -165,6 +180,7 @@ impl RepositoryBuild {
                 "failed": s.failed,
                 "not_built": s.not_built,
                 "objects": s.objects,
+                "resource_sets": s.resource_sets,
                 "seconds": entry.seconds,
             }));
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
