@@ -125,6 +125,9 @@ pub struct EntryBuild {
     pub bootstrap: crate::bootstrap::Bootstrap,
     /// Secrets controllers create from objects of the build ([`crate::runtime`]).
     pub runtime_secrets: Vec<RuntimeSecret>,
+    /// The directory the ExternalArtifacts of ArtifactGenerators were staged in (removed when
+    /// the last build that refers to it is dropped).
+    pub staging: Option<std::sync::Arc<tempfile::TempDir>>,
     /// How long the entry took to build.
     pub seconds: f64,
 }
@@ -217,6 +220,29 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         root,
         entries: builds,
     })
+}
+
+/// Where ArtifactGenerators stage their ExternalArtifacts: a directory made on first use.
+struct Staging<'a> {
+    root: &'a Path,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Staging<'_> {
+    fn dir(&mut self) -> std::io::Result<&Path> {
+        if self.dir.is_none() {
+            self.dir = Some(
+                tempfile::Builder::new()
+                    .prefix("plumb-artifacts-")
+                    .tempdir()?,
+            );
+        }
+        Ok(self
+            .dir
+            .as_ref()
+            .map(tempfile::TempDir::path)
+            .unwrap_or(self.root))
+    }
 }
 
 /// What every entry of one repository shares.
@@ -366,6 +392,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     }
     let mut helm_releases = Vec::new();
     let mut found_sources = Vec::new();
+    let mut staging = Staging { root, dir: None };
 
     match self_sync {
         Some(ks) => {
@@ -421,6 +448,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 &mut sources,
                 &mut helm_releases,
                 &mut found_sources,
+                &mut staging,
             );
             results[0] = Some(built);
         }
@@ -454,6 +482,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 &mut sources,
                 &mut helm_releases,
                 &mut found_sources,
+                &mut staging,
             );
             results[i] = Some(b);
         }
@@ -525,6 +554,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         assumptions,
         bootstrap,
         runtime_secrets: produced.runtime,
+        staging: staging.dir.map(std::sync::Arc::new),
         seconds: started.elapsed().as_secs_f64(),
     }
 }
@@ -618,6 +648,7 @@ fn register(
     sources: &mut Sources,
     helm_releases: &mut Vec<(HelmRelease, String)>,
     found_sources: &mut Vec<(Source, String)>,
+    staging: &mut Staging<'_>,
 ) {
     // The synthetic root is named by its chain entry (`entry clusters/dev`), not `/path`.
     let parent_key = nodes[i].chain.last().cloned().unwrap_or_default();
@@ -666,6 +697,26 @@ fn register(
                     sources.add(artifact.clone());
                     found_sources.push((artifact, parent_key.clone()));
                 }
+                if let Some(generator) = crate::artifact::Generator::from_object(object) {
+                    let root = staging.root;
+                    let staged = match staging.dir() {
+                        Ok(dir) => crate::artifact::stage_generator(&generator, sources, root, dir),
+                        Err(e) => crate::model::generated_artifacts(object)
+                            .into_iter()
+                            .map(|a| {
+                                let reason = format!("cannot stage artifacts: {e}");
+                                (
+                                    a.id,
+                                    Resolution::Unstaged {
+                                        reason,
+                                        error: false,
+                                    },
+                                )
+                            })
+                            .collect(),
+                    };
+                    sources.artifacts.extend(staged);
+                }
                 if let Some(source) = Source::from_object(object) {
                     sources.add(source.clone());
                     found_sources.push((source, parent_key.clone()));
@@ -706,9 +757,35 @@ fn tree_order(nodes: &[Node]) -> Vec<usize> {
 fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let ks = &node.ks;
     let raw_path = ks.path.clone().unwrap_or_default();
+    let mut staged = None;
     let (source_dir, assumed) = match ctx.sources.resolve(&ks.source_ref) {
         Resolution::Dir(dir) => (dir, None),
         Resolution::Assumed(dir, why) => (dir, Some(why)),
+        Resolution::Staged(tree) => {
+            let dir = tree.dir.to_string_lossy().into_owned();
+            staged = Some(tree);
+            (dir, None)
+        }
+        Resolution::Unstaged { reason, error } => {
+            let path = source::clean_relative(&raw_path);
+            if !error {
+                return Built {
+                    path,
+                    objects: Vec::new(),
+                    diagnostics: Vec::new(),
+                    assumed: Vec::new(),
+                    not_built: Some(reason),
+                };
+            }
+            return Built::failed(
+                path,
+                Diagnostic::error(
+                    Code::SourceNotReady,
+                    format!("source {} is not ready: {reason}", ks.source_ref),
+                )
+                .at(ks.object.node_at(&["spec", "sourceRef"])),
+            );
+        }
         Resolution::Unmapped { url } => {
             return Built {
                 path: source::clean_relative(&raw_path),
@@ -743,7 +820,17 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             );
         }
     };
-    let rel = source::clean_relative(&format!("{source_dir}/{raw_path}"));
+    // In a staged artifact the path is shown as `@namespace/name/path`.
+    let rel = match &staged {
+        Some(_) => format!(
+            "@{}/{}",
+            ks.source_ref.key(),
+            source::clean_relative(&raw_path)
+        )
+        .trim_end_matches('/')
+        .to_string(),
+        None => source::clean_relative(&format!("{source_dir}/{raw_path}")),
+    };
     if raw_path.contains("${") {
         return Built::failed(
             rel,
@@ -754,7 +841,10 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .with_help("define the variable in the parent's postBuild.substitute or substituteFrom, or give it a default: `${VAR:=value}`"),
         );
     }
-    let dir = source::join(ctx.root, &rel);
+    let dir = match &staged {
+        Some(tree) => source::join(&tree.dir, &source::clean_relative(&raw_path)),
+        None => source::join(ctx.root, &rel),
+    };
     if !dir.is_dir() {
         let shown = if raw_path.is_empty() {
             "(source root)"
@@ -786,7 +876,12 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
-    let mut objects = match build_dir(&source::join(ctx.root, &source_dir), &dir, Some(ks)) {
+    let built = build_dir(&source::join(ctx.root, &source_dir), &dir, Some(ks));
+    let built = match &staged {
+        Some(tree) => tree.remap(built),
+        None => built,
+    };
+    let mut objects = match built {
         Ok(objects) => objects,
         Err(d) if d.code == Code::SourceUnavailable => {
             return Built {

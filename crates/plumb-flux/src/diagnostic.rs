@@ -24,6 +24,8 @@ pub enum Code {
     /// The source is another repository or artifact, which this build does not fetch: what
     /// uses it is not built (not an error of the repository).
     SourceUnavailable,
+    /// The source exists but cannot become ready (its ArtifactGenerator fails).
+    SourceNotReady,
     /// `spec.path` is not a directory of the source.
     PathNotFound,
     /// A path that leads outside the source's tree (`..`, an absolute path, a symlink).
@@ -68,6 +70,7 @@ impl Code {
         match self {
             Code::SourceNotFound => "source-not-found",
             Code::SourceUnavailable => "source-unavailable",
+            Code::SourceNotReady => "source-not-ready",
             Code::PathNotFound => "path-not-found",
             Code::PathUnsubstituted => "path-unsubstituted",
             Code::OutsideSource => "outside-source",

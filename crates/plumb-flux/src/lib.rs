@@ -15,6 +15,7 @@
 //! assert_eq!(out, "host: prod-eu.example.com # $HOME stays");
 //! ```
 
+pub mod artifact;
 pub mod bootstrap;
 pub mod build;
 pub mod config;

@@ -67,7 +67,10 @@ impl fmt::Display for Summary {
             self.not_built,
         )?;
         if self.not_built > 0 {
-            write!(f, " (remote source or resource, not fetched)")?;
+            write!(
+                f,
+                " (source or resource not fetched or not supported: -v lists them)"
+            )?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))?;
         if self.resource_sets > 0 {

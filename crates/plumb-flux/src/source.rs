@@ -119,6 +119,11 @@ pub enum Resolution {
     Unmapped { url: Option<String> },
     /// No object of that kind and name was built, and `.plumb.yaml` does not map it.
     NotFound,
+    /// An ExternalArtifact an ArtifactGenerator of the build staged: its tree.
+    Staged(std::sync::Arc<crate::artifact::Staged>),
+    /// An ExternalArtifact that could not be staged: why (its generator failed, or reads a
+    /// source that is not fetched), and whether that is an error of the repository.
+    Unstaged { reason: String, error: bool },
 }
 
 /// The sources of one cluster, as they are discovered.
@@ -135,6 +140,8 @@ pub struct Sources {
     pub cluster_syncs: Vec<Inference>,
     /// The checkout's remotes, normalised (`crate::sync::normalize_git_url`).
     pub remotes: Vec<String>,
+    /// ExternalArtifacts staged from ArtifactGenerators, or why they could not be.
+    pub artifacts: BTreeMap<ObjectRef, Resolution>,
 }
 
 impl Sources {
@@ -158,6 +165,9 @@ impl Sources {
             .find(|m| m.matches(&source.kind, &source.namespace, &source.name))
         {
             return Resolution::Dir(m.path.to_string_lossy().into_owned());
+        }
+        if let Some(staged) = self.artifacts.get(source) {
+            return staged.clone();
         }
         if self.repository.as_ref() == Some(source) {
             return match &self.repository_inference {

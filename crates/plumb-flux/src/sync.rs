@@ -181,9 +181,9 @@ impl Discovery {
 /// `clusters/dev/flux-system/gotk-sync.yaml`), and FluxInstance syncs wherever they are.
 pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     let mut discovery = Discovery::default();
-    // (directory of the file, spec.path) of every Kustomization: for repositories whose
-    // bootstrap files are not committed.
-    let mut kustomizations: Vec<(String, String)> = Vec::new();
+    // (directory of the file, spec.path in this tree) of every Kustomization: for
+    // repositories whose bootstrap files are not committed.
+    let mut kustomizations: Vec<(String, Option<String>)> = Vec::new();
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
     };
@@ -256,7 +256,9 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
                 if inside && git_repositories.contains(&ks.source_ref) {
                     push_unique(&mut discovery.entries, p.clone());
                 }
-                kustomizations.push((dir_rel.clone(), p));
+                // A path in an ExternalArtifact is not a path of this tree.
+                let covers = ks.source_ref.kind != "ExternalArtifact";
+                kustomizations.push((dir_rel.clone(), covers.then_some(p)));
             } else if let Some(sync) = ClusterSync::from_flux_instance(object)
                 .or_else(|| ClusterSync::from_helm_release(object))
             {
@@ -285,10 +287,12 @@ fn is_within(dir: &str, path: &str) -> bool {
 
 /// The directories holding Flux Kustomizations that no Kustomization's path builds, outermost
 /// only.
-fn uncovered_roots(kustomizations: &[(String, String)]) -> Vec<String> {
+fn uncovered_roots(kustomizations: &[(String, Option<String>)]) -> Vec<String> {
     let mut roots: Vec<String> = Vec::new();
     for (dir, _) in kustomizations {
-        let covered = kustomizations.iter().any(|(_, p)| is_within(dir, p));
+        let covered = kustomizations
+            .iter()
+            .any(|(_, p)| p.as_deref().is_some_and(|p| is_within(dir, p)));
         if !covered {
             push_unique(&mut roots, dir.clone());
         }

@@ -230,6 +230,11 @@ fn error_places() {
 }
 
 #[test]
+fn artifact_generator() {
+    check("artifact-generator");
+}
+
+#[test]
 fn deterministic_across_thread_counts() {
     let layouts = ["substitute-from", "shared-base", "errors"];
     for layout in layouts {

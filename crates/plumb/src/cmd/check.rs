@@ -130,7 +130,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     );
     if s.failed + s.not_built > 0 {
         line.push_str(&format!(
-            "; not checked: {} failed to build, {} not built (remote source or resource, not fetched)",
+            "; not checked: {} failed to build, {} not built (-v lists them)",
             s.failed, s.not_built
         ));
     }
