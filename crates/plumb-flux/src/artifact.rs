@@ -11,7 +11,8 @@
 //! from the source root and from the pattern's literal prefix, and a pattern without `/` against
 //! file names too. Strategies: `Overwrite` (the default) replaces what an earlier copy wrote;
 //! `Merge` deep-merges YAML maps into an existing file (lists replaced, later wins); `Extract`
-//! (tarballs) is not supported yet.
+//! unpacks `.tar.gz`/`.tgz` files (matched with doublestar; other files are passed over) into
+//! `to`, refusing entries that would leave it.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -185,7 +186,7 @@ pub fn stage_generator(
                         Ok(staged) => Resolution::Staged(std::sync::Arc::new(staged)),
                         Err(e) => Resolution::Unstaged {
                             reason: format!("{who} failed: {e}"),
-                            error: !e.contains("not supported by plumb yet"),
+                            error: true,
                         },
                     }
                 }
@@ -299,9 +300,6 @@ fn apply(
     let root = sources
         .get(alias)
         .ok_or_else(|| format!("source alias '{alias}' not found"))?;
-    if op.strategy == Strategy::Extract {
-        return Err("the Extract strategy (tarballs) is not supported by plumb yet".into());
-    }
     let dest_is_dir = op.to.ends_with('/');
     let dest = dest.trim_end_matches('/');
     if !has_glob(pattern) {
@@ -314,11 +312,24 @@ fn apply(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if meta.is_dir() {
+            if op.strategy == Strategy::Extract {
+                return Err(format!(
+                    "extract strategy is not supported for directories, got '{src}'"
+                ));
+            }
             let target = join(dest, &name);
             return copy_tree(op, root, &src, &src, &target, staged);
         }
         if excluded(&src, ".", &op.exclude) {
             return Ok(());
+        }
+        if op.strategy == Strategy::Extract {
+            if !is_tarball(&src) {
+                return Err(format!(
+                    "extract strategy requires tarball file (.tar.gz or .tgz), got '{src}'"
+                ));
+            }
+            return extract(root, &src, dest, staged);
         }
         let target = if dest_is_dir || staged.dir.join(dest).is_dir() {
             join(dest, &name)
@@ -327,7 +338,12 @@ fn apply(
         };
         return copy_file(op, root, &src, &target, staged);
     }
-    let matches = glob(root, pattern)?;
+    // Extract matches with doublestar (`**` any depth), the others with Go's fs.Glob.
+    let matches = if op.strategy == Strategy::Extract {
+        doublestar_glob(root, pattern)
+    } else {
+        glob(root, pattern)?
+    };
     if matches.is_empty() {
         return Err(format!(
             "no files match pattern '{pattern}' in source '{alias}'"
@@ -344,6 +360,12 @@ fn apply(
         ));
     }
     for m in kept {
+        if op.strategy == Strategy::Extract {
+            if is_tarball(&m) && !root.join(&m).is_dir() {
+                extract(root, &m, dest, staged)?;
+            }
+            continue;
+        }
         let target = match pattern
             .strip_suffix("/**")
             .and_then(|p| m.strip_prefix(&format!("{p}/")))
@@ -419,6 +441,75 @@ fn copy_file(
     }
     staged.origins.insert(PathBuf::from(target), from);
     Ok(())
+}
+
+fn is_tarball(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".tar.gz") || lower.ends_with(".tgz")
+}
+
+/// Extracts the gzip-compressed tarball `src` into `dest`, keeping its structure. Entries that
+/// would land outside `dest` (absolute or `..` paths) are an error; links and special files are
+/// not extracted, so nothing staged points outside the artifact.
+fn extract(root: &Path, src: &str, dest: &str, staged: &mut Staged) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("failed to extract tarball '{src}' to '{dest}': {e}");
+    let file = std::fs::File::open(root.join(src)).map_err(fail)?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let base = staged.dir.join(dest);
+    std::fs::create_dir_all(&base).map_err(fail)?;
+    for entry in archive.entries().map_err(fail)? {
+        let mut entry = entry.map_err(fail)?;
+        let path = entry.path().map_err(fail)?.into_owned();
+        let safe = path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        if !safe {
+            return Err(format!(
+                "failed to extract tarball '{src}': entry '{}' leaves the destination",
+                path.display()
+            ));
+        }
+        let kind = entry.header().entry_type();
+        let to = base.join(&path);
+        if kind.is_dir() {
+            std::fs::create_dir_all(&to).map_err(fail)?;
+        } else if kind.is_file() {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(fail)?;
+            }
+            let mut out = std::fs::File::create(&to).map_err(fail)?;
+            std::io::copy(&mut entry, &mut out).map_err(fail)?;
+            let rel = PathBuf::from(dest).join(&path);
+            staged.origins.insert(rel, root.join(src));
+        }
+    }
+    Ok(())
+}
+
+/// Every path under `root` (files and directories, relative, sorted) matching a doublestar
+/// pattern.
+fn doublestar_glob(root: &Path, pattern: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(root.join(&dir)) else {
+            continue;
+        };
+        for e in read.filter_map(Result::ok) {
+            let rel = join(&dir, &e.file_name().to_string_lossy());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(rel.clone());
+            }
+            if doublestar(pattern, &rel) {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `base` merged with `overlay`, every document of each file merged into one map first, as
@@ -811,6 +902,70 @@ mod tests {
             text,
             "a:\n  items:\n  - 3\n  x: 1\n  z: 2\nb: keep\nc: new\n"
         );
+    }
+
+    fn tarball(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::default(),
+        ));
+        for (path, text) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(text.len() as u64);
+            header.set_mode(0o644);
+            header.set_entry_type(tar::EntryType::Regular);
+            // Written raw so that a test can put `..` in a name, as a hostile archive would.
+            let name: &mut [u8] = &mut header.as_old_mut().name;
+            name[..path.len()].copy_from_slice(path.as_bytes());
+            header.set_cksum();
+            builder.append(&header, text.as_bytes()).unwrap();
+        }
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn extract_unpacks_tarballs_found_at_any_depth() {
+        let src = tree(&[("README.md", "x")]);
+        std::fs::create_dir_all(src.path().join("charts/nested")).unwrap();
+        std::fs::write(
+            src.path().join("charts/nested/app-1.0.0.tgz"),
+            tarball(&[("app/Chart.yaml", "name: app"), ("app/values.yaml", "a: 1")]),
+        )
+        .unwrap();
+        std::fs::write(src.path().join("charts/notes.txt"), "not a tarball").unwrap();
+        let mut o = op("@repo/charts/**", "@artifact/charts/");
+        o.strategy = Strategy::Extract;
+        let (_t, staged) = run(&src, vec![o]).unwrap();
+        assert_eq!(
+            files(&staged.dir),
+            vec!["charts/app/Chart.yaml", "charts/app/values.yaml"]
+        );
+        let mut single = op("@repo/README.md", "@artifact/");
+        single.strategy = Strategy::Extract;
+        let e = run(&src, vec![single]).unwrap_err();
+        assert!(e.contains("requires tarball file"), "{e}");
+    }
+
+    #[test]
+    fn extract_refuses_entries_that_leave_the_artifact() {
+        let src = tree(&[]);
+        std::fs::write(
+            src.path().join("evil.tgz"),
+            tarball(&[("../../escaped.yaml", "a: 1")]),
+        )
+        .unwrap();
+        let mut o = op("@repo/evil.tgz", "@artifact/");
+        o.strategy = Strategy::Extract;
+        let out = tempfile::tempdir().unwrap();
+        let sources = BTreeMap::from([("repo".to_string(), src.path().to_path_buf())]);
+        let artifact = OutputArtifact {
+            name: "a".into(),
+            copy: vec![o],
+        };
+        let e = stage(&artifact, &sources, &out.path().join("a")).unwrap_err();
+        assert!(e.contains("leaves the destination"), "{e}");
+        assert!(!out.path().join("escaped.yaml").exists());
+        assert!(!src.path().join("escaped.yaml").exists());
     }
 
     #[test]
