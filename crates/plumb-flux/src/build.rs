@@ -34,6 +34,8 @@ pub struct Options {
     pub mode: Mode,
     /// Age keys for SOPS-encrypted Secrets read through `substituteFrom`.
     pub age_keys: Option<std::sync::Arc<crate::sops::AgeKeys>>,
+    /// Fetches sources that are not in the checkout; without one they are not built.
+    pub fetcher: Option<std::sync::Arc<dyn crate::fetch::Fetcher>>,
 }
 
 /// One Flux Kustomization and what it builds.
@@ -67,6 +69,9 @@ pub enum Status {
     /// Not built, for a reason that is not an error of the repository (its source is another
     /// repository, which is not fetched).
     NotBuilt(String),
+    /// Its source is another repository or artifact that could not be fetched (unreachable,
+    /// offline and not cached).
+    Unavailable(String),
 }
 
 impl Status {
@@ -76,6 +81,7 @@ impl Status {
             Status::Built => "built",
             Status::Failed => "failed",
             Status::NotBuilt(_) => "not-built",
+            Status::Unavailable(_) => "unavailable",
         }
     }
 }
@@ -211,6 +217,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         config: &config,
         discovery: &discovery,
         remotes: sync::checkout_remotes(&root),
+        fetched: Default::default(),
     };
     let builds = entries
         .par_iter()
@@ -250,6 +257,8 @@ struct Cluster<'a> {
     config: &'a Config,
     discovery: &'a Discovery,
     remotes: Vec<String>,
+    /// Remote sources fetched so far, shared by every entry.
+    fetched: crate::fetch::FetchOnce,
 }
 
 /// A Kustomization waiting to be built.
@@ -270,6 +279,8 @@ struct Built {
     assumed: Vec<Inference>,
     /// Why it was not built, when that is not an error of the repository.
     not_built: Option<String>,
+    /// Why its source could not be fetched.
+    unavailable: Option<String>,
 }
 
 impl Built {
@@ -280,6 +291,7 @@ impl Built {
             diagnostics: vec![diagnostic],
             assumed: Vec::new(),
             not_built: None,
+            unavailable: None,
         }
     }
 }
@@ -317,6 +329,8 @@ impl ObjectLookup for Produced {
 
 struct Context<'a> {
     root: &'a Path,
+    fetcher: Option<&'a dyn crate::fetch::Fetcher>,
+    fetched: &'a crate::fetch::FetchOnce,
     sources: &'a Sources,
     produced: &'a Produced,
     mode: Mode,
@@ -437,6 +451,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 diagnostics,
                 assumed: Vec::new(),
                 not_built: None,
+                unavailable: None,
             };
             register(
                 0,
@@ -462,6 +477,8 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         let ready = select_ready(&pending, &nodes, &produced, &sources);
         let ctx = Context {
             root,
+            fetcher: options.fetcher.as_deref(),
+            fetched: &cluster.fetched,
             sources: &sources,
             produced: &produced,
             mode: options.mode,
@@ -513,10 +530,11 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 assumptions.push(why);
             }
         }
-        let status = match b.not_built {
-            Some(reason) => Status::NotBuilt(reason),
-            None if diagnostics.iter().any(Diagnostic::is_error) => Status::Failed,
-            None => Status::Built,
+        let status = match (b.not_built, b.unavailable) {
+            (Some(reason), _) => Status::NotBuilt(reason),
+            (None, Some(reason)) => Status::Unavailable(reason),
+            _ if diagnostics.iter().any(Diagnostic::is_error) => Status::Failed,
+            _ => Status::Built,
         };
         let source = if node.synthetic {
             String::new()
@@ -775,6 +793,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     diagnostics: Vec::new(),
                     assumed: Vec::new(),
                     not_built: Some(reason),
+                    unavailable: None,
                 };
             }
             return Built::failed(
@@ -786,6 +805,29 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 .at(ks.object.node_at(&["spec", "sourceRef"])),
             );
         }
+        Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
+            let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
+                (Some(f), Some(source)) => ctx.fetched.fetch(f, source),
+                _ => Err(format!("source {} has no URL", ks.source_ref)),
+            };
+            match fetched {
+                Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
+                Err(reason) => {
+                    return Built {
+                        path: source::clean_relative(&raw_path),
+                        objects: Vec::new(),
+                        diagnostics: Vec::new(),
+                        assumed: Vec::new(),
+                        not_built: None,
+                        unavailable: Some(format!(
+                            "source {}{} is unavailable: {reason}",
+                            ks.source_ref,
+                            url.map(|u| format!(" ({u})")).unwrap_or_default()
+                        )),
+                    };
+                }
+            }
+        }
         Resolution::Unmapped { url } => {
             return Built {
                 path: source::clean_relative(&raw_path),
@@ -794,7 +836,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 assumed: Vec::new(),
                 not_built: Some(if ks.source_ref.kind == "ExternalArtifact" {
                     format!(
-                        "source {} is generated by an ArtifactGenerator, which this build does not run yet",
+                        "source {} is an ExternalArtifact that no ArtifactGenerator of this cluster stages",
                         ks.source_ref
                     )
                 } else {
@@ -804,6 +846,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                         url.map(|u| format!(" ({u})")).unwrap_or_default()
                     )
                 }),
+                unavailable: None,
             };
         }
         Resolution::NotFound => {
@@ -820,16 +863,18 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             );
         }
     };
-    // In a staged artifact the path is shown as `@namespace/name/path`.
-    let rel = match &staged {
-        Some(_) => format!(
+    // In a tree outside the checkout (a staged or fetched artifact) the path is shown as
+    // `@namespace/name/path`.
+    let outside = Path::new(&source_dir).is_absolute();
+    let rel = match outside {
+        true => format!(
             "@{}/{}",
             ks.source_ref.key(),
             source::clean_relative(&raw_path)
         )
         .trim_end_matches('/')
         .to_string(),
-        None => source::clean_relative(&format!("{source_dir}/{raw_path}")),
+        false => source::clean_relative(&format!("{source_dir}/{raw_path}")),
     };
     if raw_path.contains("${") {
         return Built::failed(
@@ -841,9 +886,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .with_help("define the variable in the parent's postBuild.substitute or substituteFrom, or give it a default: `${VAR:=value}`"),
         );
     }
-    let dir = match &staged {
-        Some(tree) => source::join(&tree.dir, &source::clean_relative(&raw_path)),
-        None => source::join(ctx.root, &rel),
+    let dir = match outside {
+        true => source::join(Path::new(&source_dir), &source::clean_relative(&raw_path)),
+        false => source::join(ctx.root, &rel),
     };
     if !dir.is_dir() {
         let shown = if raw_path.is_empty() {
@@ -890,6 +935,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 diagnostics,
                 assumed: assumed.into_iter().collect(),
                 not_built: Some(d.message),
+                unavailable: None,
             };
         }
         Err(d) => {
@@ -900,6 +946,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 diagnostics,
                 assumed: assumed.into_iter().collect(),
                 not_built: None,
+                unavailable: None,
             };
         }
     };
@@ -978,6 +1025,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         diagnostics,
         assumed,
         not_built: None,
+        unavailable: None,
     }
 }
 

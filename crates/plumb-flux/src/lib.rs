@@ -21,6 +21,7 @@ pub mod build;
 pub mod config;
 pub mod dependencies;
 pub mod diagnostic;
+pub mod fetch;
 pub mod generate;
 pub mod graph;
 pub mod model;

@@ -314,6 +314,8 @@ pub fn scalar_text(v: &Value) -> String {
 pub struct Source {
     pub id: ObjectRef,
     pub url: Option<String>,
+    /// The object's `spec` (`ref`, `layerSelector`, `bucketName`...), for fetching it.
+    pub spec: Value,
 }
 
 impl Source {
@@ -325,6 +327,7 @@ impl Source {
         Some(Source {
             id: ObjectRef::new(object.kind(), object.namespace_or_default(), object.name()),
             url: object.str_at(&["spec", "url"]).map(str::to_string),
+            spec: object.value.get("spec").cloned().unwrap_or(Value::Null),
         })
     }
 }
@@ -345,6 +348,7 @@ pub fn generated_artifacts(object: &Object) -> Vec<Source> {
                 .map(|name| Source {
                     id: ObjectRef::new("ExternalArtifact", ns, name),
                     url: None,
+                    spec: Value::Null,
                 })
                 .collect()
         })

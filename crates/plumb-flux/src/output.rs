@@ -17,6 +17,8 @@ pub struct Summary {
     pub failed: usize,
     /// Not built because their source is another repository, which is not fetched.
     pub not_built: usize,
+    /// Not built because their source could not be fetched.
+    pub unavailable: usize,
     pub objects: usize,
     /// flux-operator ResourceSets: the Flux objects they generate are not built yet.
     pub resource_sets: usize,
@@ -40,6 +42,7 @@ impl Summary {
                 Status::Built => self.built += 1,
                 Status::Failed => self.failed += 1,
                 Status::NotBuilt(_) => self.not_built += 1,
+                Status::Unavailable(_) => self.unavailable += 1,
             }
         }
     }
@@ -70,6 +73,13 @@ impl fmt::Display for Summary {
             write!(
                 f,
                 " (source or resource not fetched or not supported: -v lists them)"
+            )?;
+        }
+        if self.unavailable > 0 {
+            write!(
+                f,
+                ", {} unavailable (source could not be fetched)",
+                self.unavailable
             )?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))?;
@@ -182,6 +192,7 @@ impl RepositoryBuild {
                 "built": s.built,
                 "failed": s.failed,
                 "not_built": s.not_built,
+                "unavailable": s.unavailable,
                 "objects": s.objects,
                 "resource_sets": s.resource_sets,
                 "seconds": entry.seconds,
@@ -198,7 +209,7 @@ impl RepositoryBuild {
                     "status": k.status.as_str(),
                 });
                 if let Some(map) = item.as_object_mut() {
-                    if let Status::NotBuilt(reason) = &k.status {
+                    if let Status::NotBuilt(reason) | Status::Unavailable(reason) = &k.status {
                         map.insert("reason".into(), json!(reason));
                     }
                     map.insert("entry".into(), json!(entry.entry));

@@ -244,18 +244,21 @@ mod tests {
         s.add(Source {
             id: repo.clone(),
             url: Some("ssh://git@example.com/r".into()),
+            spec: serde_json::Value::Null,
         });
         let other = ObjectRef::new("GitRepository", "apps", "mirror");
         assert_eq!(s.resolve(&other), Resolution::NotFound);
         s.add(Source {
             id: other.clone(),
             url: Some("ssh://git@example.com/r".into()),
+            spec: serde_json::Value::Null,
         });
         assert_eq!(s.resolve(&other), Resolution::Dir(String::new()));
         let oci = ObjectRef::new("OCIRepository", "flux-system", "platform");
         s.add(Source {
             id: oci.clone(),
             url: Some("oci://ghcr.io/x/platform".into()),
+            spec: serde_json::Value::Null,
         });
         assert!(matches!(s.resolve(&oci), Resolution::Unmapped { .. }));
     }

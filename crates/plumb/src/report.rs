@@ -64,6 +64,9 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                     Status::NotBuilt(reason) => {
                         format!("not built {} ({path}): {reason}", k.key())
                     }
+                    Status::Unavailable(reason) => {
+                        format!("unavailable {} ({path}): {reason}", k.key())
+                    }
                 };
                 let _ = writeln!(stderr, "  {}: {line}", entry.entry);
             }

@@ -57,6 +57,7 @@ pub fn build(
         entries,
         mode,
         age_keys,
+        fetcher: None,
     };
     build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());

@@ -1,0 +1,42 @@
+//! Sources that are not in the checkout (another git repository, an OCI artifact, a bucket),
+//! fetched as source-controller would. plumb-flux only asks: the [`Fetcher`] is implemented
+//! outside it (crate plumb-source), so that git, OCI and object-store clients stay out of the
+//! build crates; without one, such sources are reported as not fetched.
+
+use crate::model::Source;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A source's tree, fetched or from the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The artifact's tree (absolute).
+    pub dir: PathBuf,
+    /// As source-controller reports it: `main@sha1:<commit>`, `latest@sha256:<digest>`.
+    pub revision: String,
+}
+
+/// Fetches the artifact of a source object.
+pub trait Fetcher: Send + Sync + std::fmt::Debug {
+    /// The tree of `source`, or why it cannot be had (unreachable, no such ref, offline and
+    /// not cached): the message names the source's URL.
+    fn fetch(&self, source: &Source) -> Result<Fetched, String>;
+}
+
+/// Fetches each source at most once per build, however many Kustomizations use it, and
+/// while other sources are fetched in parallel.
+#[derive(Debug, Default)]
+pub struct FetchOnce {
+    results: Mutex<HashMap<String, Arc<OnceLock<Result<Fetched, String>>>>>,
+}
+
+impl FetchOnce {
+    pub fn fetch(&self, fetcher: &dyn Fetcher, source: &Source) -> Result<Fetched, String> {
+        let cell = {
+            let mut map = self.results.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(source.id.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| fetcher.fetch(source)).clone()
+    }
+}
