@@ -24,11 +24,14 @@ pub trait Fetcher: Send + Sync + std::fmt::Debug {
     fn fetch(&self, source: &Source) -> Result<Fetched, String>;
 }
 
+/// One source's fetch, done by the first Kustomization that needs it.
+type Slot = Arc<OnceLock<Result<Fetched, String>>>;
+
 /// Fetches each source at most once per build, however many Kustomizations use it, and
 /// while other sources are fetched in parallel.
 #[derive(Debug, Default)]
 pub struct FetchOnce {
-    results: Mutex<HashMap<String, Arc<OnceLock<Result<Fetched, String>>>>>,
+    results: Mutex<HashMap<String, Slot>>,
 }
 
 impl FetchOnce {
