@@ -11,6 +11,7 @@
 
 use crate::config::Config;
 use crate::diagnostic::{self, Code, Diagnostic};
+use crate::fetch::Unfetched;
 use crate::generate;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
@@ -808,25 +809,42 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
             let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
                 (Some(f), Some(source)) => ctx.fetched.fetch(f, source),
-                _ => Err(format!("source {} has no URL", ks.source_ref)),
+                _ => Err(Unfetched::Failed(format!(
+                    "source {} has no URL",
+                    ks.source_ref
+                ))),
             };
-            match fetched {
+            let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
+            let why = match fetched {
                 Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
-                Err(reason) => {
+                Err(why) => {
+                    let (not_built, unavailable) = match why {
+                        Unfetched::Unsupported(why) => (
+                            Some(format!(
+                                "source {}{url} is not fetched: {why}",
+                                ks.source_ref
+                            )),
+                            None,
+                        ),
+                        Unfetched::Failed(why) => (
+                            None,
+                            Some(format!(
+                                "source {}{url} is unavailable: {why}",
+                                ks.source_ref
+                            )),
+                        ),
+                    };
                     return Built {
                         path: source::clean_relative(&raw_path),
                         objects: Vec::new(),
                         diagnostics: Vec::new(),
                         assumed: Vec::new(),
-                        not_built: None,
-                        unavailable: Some(format!(
-                            "source {}{} is unavailable: {reason}",
-                            ks.source_ref,
-                            url.map(|u| format!(" ({u})")).unwrap_or_default()
-                        )),
+                        not_built,
+                        unavailable,
                     };
                 }
-            }
+            };
+            why
         }
         Resolution::Unmapped { url } => {
             return Built {

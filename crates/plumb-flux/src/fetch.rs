@@ -17,15 +17,24 @@ pub struct Fetched {
     pub revision: String,
 }
 
+/// Why a source's tree cannot be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unfetched {
+    /// The fetcher does not fetch this kind of source (yet): what uses it is not built.
+    Unsupported(String),
+    /// The fetch failed (unreachable, no such ref, offline and not cached): what uses it is
+    /// unavailable. The message names the source's URL.
+    Failed(String),
+}
+
 /// Fetches the artifact of a source object.
 pub trait Fetcher: Send + Sync + std::fmt::Debug {
-    /// The tree of `source`, or why it cannot be had (unreachable, no such ref, offline and
-    /// not cached): the message names the source's URL.
-    fn fetch(&self, source: &Source) -> Result<Fetched, String>;
+    /// The tree of `source`, or why it cannot be had.
+    fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched>;
 }
 
 /// One source's fetch, done by the first Kustomization that needs it.
-type Slot = Arc<OnceLock<Result<Fetched, String>>>;
+type Slot = Arc<OnceLock<Result<Fetched, Unfetched>>>;
 
 /// Fetches each source at most once per build, however many Kustomizations use it, and
 /// while other sources are fetched in parallel.
@@ -35,7 +44,7 @@ pub struct FetchOnce {
 }
 
 impl FetchOnce {
-    pub fn fetch(&self, fetcher: &dyn Fetcher, source: &Source) -> Result<Fetched, String> {
+    pub fn fetch(&self, fetcher: &dyn Fetcher, source: &Source) -> Result<Fetched, Unfetched> {
         let cell = {
             let mut map = self.results.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(source.id.to_string()).or_default().clone()

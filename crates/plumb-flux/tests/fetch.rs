@@ -4,7 +4,7 @@
 //! against real servers, are tested in plumb-source.)
 
 use plumb_flux::build::{build_repository, Options, Status};
-use plumb_flux::fetch::{Fetched, Fetcher};
+use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
 use plumb_flux::model::Source;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,15 +19,15 @@ struct DirectoryFetcher {
 }
 
 impl Fetcher for DirectoryFetcher {
-    fn fetch(&self, source: &Source) -> Result<Fetched, String> {
+    fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match source.url.as_deref() {
             Some(u) if u == self.url => Ok(Fetched {
                 dir: self.dir.clone(),
                 revision: "v1.2.0@sha1:0000000000000000000000000000000000000000".into(),
             }),
-            Some(u) => Err(format!("{u}: connection refused")),
-            None => Err("no URL".into()),
+            Some(u) => Err(Unfetched::Failed(format!("{u}: connection refused"))),
+            None => Err(Unfetched::Unsupported("no URL".into())),
         }
     }
 }
