@@ -376,6 +376,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 path: entry.to_string(),
                 via: String::new(),
                 origin: None,
+                flux_version: None,
             };
             let why = Inference::BootstrapEntry {
                 source,
@@ -386,6 +387,18 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         (None, None) => (None, None),
     };
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
+    // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it.
+    let lenient_flux = operator_sync
+        .filter(|s| s.lenient_flux())
+        .map(|s| Inference::LenientFlux {
+            source: s.source.clone(),
+            version: s.flux_version.clone().unwrap_or_default(),
+            via: s.via.clone(),
+        });
+    let mode = match &lenient_flux {
+        Some(_) => Mode::Lenient,
+        None => options.mode,
+    };
     let mut sources = Sources::new(repository_source.clone(), config.sources.clone());
     sources.repository_inference = repository_inference;
     sources.cluster_syncs = cluster
@@ -482,7 +495,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             fetched: &cluster.fetched,
             sources: &sources,
             produced: &produced,
-            mode: options.mode,
+            mode,
             keys: options.age_keys.as_deref(),
         };
         let built: Vec<Built> = ready
@@ -510,7 +523,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut kustomizations = Vec::with_capacity(nodes.len());
     let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     let mut built: Vec<Option<Built>> = results;
-    let mut assumptions: Vec<Inference> = Vec::new();
+    let mut assumptions: Vec<Inference> = lenient_flux.into_iter().collect();
     for i in order {
         let (Some(node), Some(b)) = (slots[i].take(), built[i].take()) else {
             continue;

@@ -47,6 +47,12 @@ pub enum Inference {
     },
     /// A GitRepository whose URL is a remote of the checkout.
     CheckoutRemote { source: ObjectRef, url: String },
+    /// The cluster's FluxInstance pins a Flux before 2.9: substitution is lenient there.
+    LenientFlux {
+        source: ObjectRef,
+        version: String,
+        via: String,
+    },
     /// A `substituteFrom` ConfigMap or Secret that the Kustomization produces itself: once
     /// applied, the cluster holds the values it applied (a new cluster needs it applied first,
     /// at bootstrap).
@@ -62,7 +68,8 @@ impl Inference {
             Inference::Bootstrap(s) => s,
             Inference::ClusterSync { source, .. }
             | Inference::CheckoutRemote { source, .. }
-            | Inference::BootstrapEntry { source, .. } => source,
+            | Inference::BootstrapEntry { source, .. }
+            | Inference::LenientFlux { source, .. } => source,
             Inference::SelfProduced { object, .. } => object,
         }
     }
@@ -75,6 +82,9 @@ impl Inference {
             ),
             Inference::BootstrapEntry { source, entry } => format!(
                 "{entry} is taken to be a cluster entry synced by `flux bootstrap --path={entry}` from {source}, which the repository does not define: it holds Flux Kustomizations and no Kustomization builds it"
+            ),
+            Inference::LenientFlux { version, via, .. } => format!(
+                "{via} installs Flux {version}: postBuild substitution is lenient there (an undefined variable becomes an empty string; strict is the default from Flux 2.9)"
             ),
             Inference::ClusterSync { source, via, .. } => format!(
                 "{source} is created by {via}: taken to be this repository"
@@ -93,6 +103,9 @@ impl Inference {
 
     /// How to override it.
     pub fn help(&self) -> String {
+        if let Inference::LenientFlux { .. } = self {
+            return "plumb check reports each undefined variable (SUB001); build with --no-strict to make every cluster lenient".to_string();
+        }
         if let Inference::BootstrapEntry { .. } = self {
             return "list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry PATH".to_string();
         }

@@ -38,6 +38,8 @@ pub struct ClusterSync {
     pub via: String,
     /// The `sync` mapping, for its file and line.
     pub origin: Option<Node>,
+    /// `distribution.version` of the FluxInstance (`2.x`, `2.6.4`, `2.6.x`), when given.
+    pub flux_version: Option<String>,
 }
 
 impl ClusterSync {
@@ -47,13 +49,15 @@ impl ClusterSync {
             return None;
         }
         let namespace = object.namespace_or_default();
-        let sync = object.value.get("spec")?.get("sync")?;
-        Some(ClusterSync::from_sync(
-            sync,
+        let spec = object.value.get("spec")?;
+        let mut sync = ClusterSync::from_sync(
+            spec.get("sync")?,
             namespace,
             object.node_at(&["spec", "sync"]).cloned(),
             format!("FluxInstance {namespace}/{}", object.name()),
-        ))
+        );
+        sync.flux_version = distribution_version(spec);
+        Some(sync)
     }
 
     /// The sync of the FluxInstance a `flux-instance` HelmRelease renders from its inline
@@ -69,7 +73,7 @@ impl ClusterSync {
             .and_then(Value::as_str)
             .or_else(|| object.value["metadata"]["namespace"].as_str())
             .unwrap_or(BOOTSTRAP_NAME);
-        Some(ClusterSync::from_sync(
+        let mut found = ClusterSync::from_sync(
             sync,
             namespace,
             object
@@ -79,7 +83,9 @@ impl ClusterSync {
                 "HelmRelease {namespace}/{} (values of the flux-instance chart)",
                 object.name()
             ),
-        ))
+        );
+        found.flux_version = distribution_version(&spec["values"]["instance"]);
+        Some(found)
     }
 
     /// The sync in a values file of the `flux-instance` chart (a file whose top level is
@@ -91,12 +97,14 @@ impl ClusterSync {
         if value.get("apiVersion").is_some() || value.get("kind").is_some() {
             return None;
         }
-        Some(ClusterSync::from_sync(
+        let mut found = ClusterSync::from_sync(
             sync,
             BOOTSTRAP_NAME,
             node.get("instance").and_then(|n| n.get("sync")).cloned(),
             format!("{} (values of the flux-instance chart)", path.display()),
-        ))
+        );
+        found.flux_version = distribution_version(&value["instance"]);
+        Some(found)
     }
 
     fn from_sync(sync: &Value, namespace: &str, origin: Option<Node>, via: String) -> ClusterSync {
@@ -111,7 +119,20 @@ impl ClusterSync {
             path: source::clean_relative(text("path").unwrap_or("")),
             via,
             origin,
+            flux_version: None,
         }
+    }
+
+    /// Whether the Flux this sync's FluxInstance installs substitutes leniently: a pinned
+    /// version before 2.9 (kustomize-controller v1.9 made strict substitution the default).
+    pub fn lenient_flux(&self) -> bool {
+        let Some(v) = &self.flux_version else {
+            return false;
+        };
+        let mut parts = v.trim_start_matches('v').split('.');
+        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+        let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
+        matches!((major, minor), (Some(2), Some(m)) if m < 9) || matches!(major, Some(0 | 1))
     }
 
     /// The Kustomization the operator creates for this sync: named like its source, syncing
@@ -144,6 +165,14 @@ impl ClusterSync {
             None => self.path.clone(),
         }
     }
+}
+
+/// `distribution.version` under `spec` (a FluxInstance) or `instance` (chart values).
+fn distribution_version(spec: &Value) -> Option<String> {
+    spec.get("distribution")?
+        .get("version")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// Whether a HelmRelease installs flux-operator's `flux-instance` chart: by `spec.chart.spec`'s
@@ -418,6 +447,30 @@ mod tests {
             remote_urls(config),
             vec!["github.com/org/r", "gitlab.com/me/r"]
         );
+    }
+
+    #[test]
+    fn a_flux_pinned_before_2_9_substitutes_leniently() {
+        let sync = |v: Option<&str>| ClusterSync {
+            flux_version: v.map(str::to_string),
+            ..ClusterSync::from_sync(
+                &serde_json::json!({"path": "x"}),
+                "flux-system",
+                None,
+                String::new(),
+            )
+        };
+        for (version, lenient) in [
+            (None, false),
+            (Some("2.x"), false),
+            (Some("2.6.4"), true),
+            (Some("2.6.x"), true),
+            (Some("v2.8.1"), true),
+            (Some("2.9.0"), false),
+            (Some("2.10.x"), false),
+        ] {
+            assert_eq!(sync(version).lenient_flux(), lenient, "{version:?}");
+        }
     }
 
     #[test]
