@@ -21,6 +21,8 @@ pub struct Report {
     pub suppressed: usize,
     /// The files findings point at, for the renderers.
     pub sources: SourceCache,
+    /// How much of the repository was built, and so checked.
+    pub build: plumb_flux::output::Summary,
 }
 
 impl Report {
@@ -65,6 +67,7 @@ impl Report {
             findings,
             suppressed,
             sources,
+            build: build.summary(),
         }
     }
 

@@ -17,6 +17,13 @@ pub fn render(report: &Report) -> Value {
             "errors": report.errors(),
             "warnings": report.warnings(),
             "suppressed": report.suppressed,
+            "kustomizations": {
+                "total": report.build.kustomizations,
+                "checked": report.build.built,
+                "failed": report.build.failed,
+                "not_built": report.build.not_built,
+                "unavailable": report.build.unavailable,
+            },
         },
     })
 }
