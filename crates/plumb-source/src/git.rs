@@ -173,9 +173,20 @@ fn peeled(r: &Ref) -> Option<String> {
     }
 }
 
-/// gix's error with its causes, on one line.
+/// gix's error with its causes, on one line, each message once.
 fn error_text(e: &gix::Error) -> String {
-    format!("{e:#}").replace('\n', ": ")
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.iter_errors() {
+        let text = cause.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
 }
 
 /// HTTPS through reqwest needs a rustls crypto provider; ring, as plumb-state uses.
