@@ -71,10 +71,15 @@ impl Cache {
     /// The user's cache: `$PLUMB_CACHE_DIR`, else `$XDG_CACHE_HOME/plumb`, else
     /// `~/.cache/plumb`; `None` when none of these is set.
     pub fn from_env() -> Option<Cache> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Cache::from_vars(|name| std::env::var_os(name))
+    }
+
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Cache> {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty());
         if let Some(dir) = var("PLUMB_CACHE_DIR") {
             return Some(Cache::new(dir));
         }
+        // The XDG spec says a relative value is invalid and is to be ignored.
         if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from) {
             if xdg.is_absolute() {
                 return Some(Cache::new(xdg.join("plumb")));
@@ -312,4 +317,35 @@ fn sha256_hex(text: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
+        Cache::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into()))
+            .map(|c| c.dir().to_owned())
+    }
+
+    #[test]
+    fn cache_dir_from_environment() {
+        let all = [
+            ("PLUMB_CACHE_DIR", "/p"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(cache_dir(&all), Some("/p".into()));
+        assert_eq!(cache_dir(&all[1..]), Some("/x/plumb".into()));
+        assert_eq!(cache_dir(&all[2..]), Some("/h/.cache/plumb".into()));
+        assert_eq!(
+            cache_dir(&[
+                ("PLUMB_CACHE_DIR", ""),
+                ("XDG_CACHE_HOME", "rel"),
+                ("HOME", "/h")
+            ]),
+            Some("/h/.cache/plumb".into())
+        );
+        assert_eq!(cache_dir(&[]), None);
+    }
 }

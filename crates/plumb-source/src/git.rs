@@ -68,6 +68,15 @@ impl Session {
         if !needed(&resolved) {
             return Ok(resolved);
         }
+        // As source-controller's shallow clones: only the tip is needed, except for a commit
+        // pin, which may lie anywhere in the history.
+        let prepare = if matches!(checkout, Checkout::Commit { .. }) {
+            prepare
+        } else {
+            prepare.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(
+                std::num::NonZeroU32::MIN,
+            ))
+        };
         prepare
             .receive(gix::progress::Discard, &AtomicBool::new(false))
             .map_err(|e| RemoteError::Git(error_text(&e)))?;
