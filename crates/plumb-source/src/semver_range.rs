@@ -41,6 +41,10 @@ pub(crate) fn tag_version(tag: &str) -> Option<Version> {
 }
 
 /// The tag with the highest version in `range`, among `tags`.
+///
+/// Versions equal in precedence (differing in build metadata only) are ordered by tag name;
+/// source-controller orders them by the tagged commit's time, which the ref listing this runs
+/// on does not carry.
 pub(crate) fn highest_matching<'a>(
     range: &Range,
     tags: impl IntoIterator<Item = &'a str>,
