@@ -1,0 +1,351 @@
+//! The content-addressed cache of fetched sources, shared by concurrent plumb runs.
+//!
+//! Layout under the cache directory:
+//!
+//! ```text
+//! git/<sha256(url)>/<commit>[-<sha256(spec.ignore)>]/   the checked-out tree, without .git
+//! git/<sha256(url)>/refs/<sha256(ref)>                 the last online resolution of a ref
+//! tmp/                                                 work directories, renamed into place
+//! ```
+//!
+//! A tree appears only through an atomic rename of a complete directory, so a reader never sees
+//! half of one, and two processes fetching the same commit both succeed (the second rename
+//! loses, its copy is dropped). Resolution records are replaced the same way.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::FetchError;
+use crate::git::{RemoteError, Resolved, Session};
+use crate::ignore::Ignore;
+use crate::reference::{Checkout, GitRef};
+use crate::semver_range::Range;
+use crate::tree::{self, TreeError};
+
+/// A GitRepository as plumb fetches it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitSource {
+    /// `spec.url`: `https://`, `http://`, `git://`, `file://` or a local path.
+    pub url: String,
+    /// `spec.ref`.
+    pub reference: GitRef,
+    /// `spec.ignore`: replaces the default exclusions (not the VCS ones) when set.
+    pub ignore: Option<String>,
+}
+
+/// Whether a fetch may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Re-resolve branches and tags against the server; commit pins found in the cache are
+    /// still never fetched again.
+    Online,
+    /// Use only the cache: the last online resolution of the ref.
+    Offline,
+}
+
+/// A fetched source: the directory holding its files and the revision source-controller would
+/// report for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub dir: PathBuf,
+    /// As in `.status.artifact.revision`: `main@sha1:<40 hex>`, `sha1:<40 hex>`, ...
+    pub revision: String,
+    /// The commit checked out, 40 hex digits.
+    pub commit: String,
+}
+
+/// The cache directory and the fetch operations on it.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+impl Cache {
+    pub fn new(dir: impl Into<PathBuf>) -> Cache {
+        Cache { root: dir.into() }
+    }
+
+    /// The user's cache: `$PLUMB_CACHE_DIR`, else `$XDG_CACHE_HOME/plumb`, else
+    /// `~/.cache/plumb`; `None` when none of these is set.
+    pub fn from_env() -> Option<Cache> {
+        Cache::from_vars(|name| std::env::var_os(name))
+    }
+
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Cache> {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty());
+        if let Some(dir) = var("PLUMB_CACHE_DIR") {
+            return Some(Cache::new(dir));
+        }
+        // The XDG spec says a relative value is invalid and is to be ignored.
+        if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from) {
+            if xdg.is_absolute() {
+                return Some(Cache::new(xdg.join("plumb")));
+            }
+        }
+        var("HOME").map(|home| Cache::new(PathBuf::from(home).join(".cache").join("plumb")))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.root
+    }
+
+    /// Fetches `source` as source-controller would and returns its checked-out tree.
+    pub fn fetch_git(&self, source: &GitSource, mode: Mode) -> Result<Artifact, FetchError> {
+        let fetch = Fetch::new(self, source)?;
+        if let Checkout::Commit { sha, .. } = &fetch.checkout {
+            if let Some(artifact) = fetch.cached(sha, None) {
+                return Ok(artifact);
+            }
+        }
+        match mode {
+            Mode::Offline => fetch.offline(),
+            Mode::Online => fetch.online(),
+        }
+    }
+}
+
+/// One fetch: the source, what it checks out and where its cache entries live.
+struct Fetch<'a> {
+    cache: &'a Cache,
+    source: &'a GitSource,
+    checkout: Checkout,
+    range: Option<Range>,
+    /// `git/<sha256(url)>`.
+    repo_dir: PathBuf,
+    /// Appended to the commit in a tree's directory name when `spec.ignore` is set.
+    ignore_suffix: String,
+}
+
+impl<'a> Fetch<'a> {
+    fn new(cache: &'a Cache, source: &'a GitSource) -> Result<Self, FetchError> {
+        let checkout = source.reference.checkout();
+        let invalid = |reason: String| FetchError::InvalidRef {
+            url: source.url.clone(),
+            reference: checkout.to_string(),
+            reason,
+        };
+        let mut range = None;
+        match &checkout {
+            Checkout::Commit { sha, .. } => {
+                let full = sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+                if !full {
+                    return Err(invalid("a commit must be a full 40-digit SHA-1".into()));
+                }
+            }
+            Checkout::Semver(text) => range = Some(Range::parse(text).map_err(invalid)?),
+            Checkout::Name(name) if name.starts_with('/') || name.ends_with('/') => {
+                return Err(invalid("a ref name cannot begin or end with '/'".into()));
+            }
+            _ => {}
+        }
+        let checkout = match checkout {
+            Checkout::Commit { sha, branch, name } => Checkout::Commit {
+                sha: sha.to_ascii_lowercase(),
+                branch,
+                name,
+            },
+            other => other,
+        };
+        let ignore_suffix = source
+            .ignore
+            .as_deref()
+            .map(|i| format!("-{}", &sha256_hex(i)[..16]))
+            .unwrap_or_default();
+        Ok(Fetch {
+            cache,
+            source,
+            repo_dir: cache.root.join("git").join(sha256_hex(&source.url)),
+            checkout,
+            range,
+            ignore_suffix,
+        })
+    }
+
+    fn tree_dir(&self, commit: &str) -> PathBuf {
+        self.repo_dir
+            .join(format!("{commit}{}", self.ignore_suffix))
+    }
+
+    fn record_path(&self) -> PathBuf {
+        self.repo_dir
+            .join("refs")
+            .join(sha256_hex(&self.checkout.cache_key()))
+    }
+
+    fn cached(&self, commit: &str, tag: Option<&str>) -> Option<Artifact> {
+        let dir = self.tree_dir(commit);
+        dir.is_dir().then(|| Artifact {
+            dir,
+            revision: self.checkout.revision(commit, tag),
+            commit: commit.to_owned(),
+        })
+    }
+
+    fn offline(&self) -> Result<Artifact, FetchError> {
+        let not_cached = || FetchError::NotCached {
+            url: self.source.url.clone(),
+            reference: self.checkout.to_string(),
+            cache: self.cache.root.clone(),
+        };
+        let record = fs::read_to_string(self.record_path()).map_err(|_| not_cached())?;
+        let mut lines = record.lines();
+        let commit = lines.next().ok_or_else(not_cached)?;
+        let tag = lines.next().filter(|t| !t.is_empty());
+        self.cached(commit, tag).ok_or_else(not_cached)
+    }
+
+    fn online(&self) -> Result<Artifact, FetchError> {
+        let tmp = self.cache.root.join("tmp");
+        let work = fs::create_dir_all(&tmp)
+            .and_then(|()| fs::create_dir_all(self.repo_dir.join("refs")))
+            .and_then(|()| tempfile::Builder::new().prefix("git-").tempdir_in(&tmp))
+            .map_err(|e| self.not_writable(e))?;
+        let session = Session::init(&work.path().join("repo.git")).map_err(|e| self.remote(e))?;
+        let resolved = session
+            .resolve_and_fetch(
+                &self.source.url,
+                &self.checkout,
+                self.range.as_ref(),
+                |resolved| !self.tree_dir(&resolved.commit).is_dir(),
+            )
+            .map_err(|e| self.remote(e))?;
+        let dest = self.tree_dir(&resolved.commit);
+        if !dest.is_dir() {
+            self.write_tree(&session, &resolved, work.path(), &dest)?;
+        }
+        self.record(&resolved, &tmp)?;
+        self.cached(&resolved.commit, resolved.tag.as_deref())
+            .ok_or_else(|| FetchError::Git {
+                url: self.source.url.clone(),
+                reference: self.checkout.to_string(),
+                message: format!("{} vanished from the cache", dest.display()),
+            })
+    }
+
+    fn write_tree(
+        &self,
+        session: &Session,
+        resolved: &Resolved,
+        work: &Path,
+        dest: &Path,
+    ) -> Result<(), FetchError> {
+        let repo = session.repo();
+        let git = |message: String| FetchError::Git {
+            url: self.source.url.clone(),
+            reference: self.checkout.to_string(),
+            message,
+        };
+        let id =
+            gix::ObjectId::from_hex(resolved.commit.as_bytes()).map_err(|e| git(e.to_string()))?;
+        let tree_id = repo
+            .find_commit(id)
+            .and_then(|c| c.tree_id())
+            .map_err(|e| git(e.to_string()))?
+            .detach();
+        let staging = work.join("tree");
+        fs::create_dir(&staging).map_err(|e| self.not_writable(e))?;
+        let mut ignore = Ignore::new(self.source.ignore.as_deref());
+        tree::write_tree(repo, tree_id, &staging, &mut ignore).map_err(|e| match e {
+            TreeError::Unsafe(path) => FetchError::UnsafePath {
+                url: self.source.url.clone(),
+                reference: self.checkout.to_string(),
+                path,
+            },
+            TreeError::Io(e) => self.not_writable(e),
+            TreeError::Git(message) => git(message),
+        })?;
+        if let Err(e) = fs::rename(&staging, dest) {
+            // Another process put the same commit in place first: its copy is as good as ours.
+            if !dest.is_dir() {
+                return Err(self.not_writable(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&self, resolved: &Resolved, tmp: &Path) -> Result<(), FetchError> {
+        let mut file = tempfile::NamedTempFile::new_in(tmp).map_err(|e| self.not_writable(e))?;
+        writeln!(
+            file,
+            "{}\n{}",
+            resolved.commit,
+            resolved.tag.as_deref().unwrap_or("")
+        )
+        .map_err(|e| self.not_writable(e))?;
+        file.persist(self.record_path())
+            .map_err(|e| self.not_writable(e.error))?;
+        Ok(())
+    }
+
+    fn not_writable(&self, source: std::io::Error) -> FetchError {
+        FetchError::CacheNotWritable {
+            url: self.source.url.clone(),
+            reference: self.checkout.to_string(),
+            dir: self.cache.root.clone(),
+            source,
+        }
+    }
+
+    fn remote(&self, e: RemoteError) -> FetchError {
+        let url = self.source.url.clone();
+        let reference = self.checkout.to_string();
+        match e {
+            RemoteError::Unreachable(message) => FetchError::Unreachable {
+                url,
+                reference,
+                message,
+            },
+            RemoteError::RefNotFound(detail) => FetchError::RefNotFound {
+                url,
+                reference,
+                detail,
+            },
+            RemoteError::Git(message) => FetchError::Git {
+                url,
+                reference,
+                message,
+            },
+        }
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
+        Cache::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into()))
+            .map(|c| c.dir().to_owned())
+    }
+
+    #[test]
+    fn cache_dir_from_environment() {
+        let all = [
+            ("PLUMB_CACHE_DIR", "/p"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(cache_dir(&all), Some("/p".into()));
+        assert_eq!(cache_dir(&all[1..]), Some("/x/plumb".into()));
+        assert_eq!(cache_dir(&all[2..]), Some("/h/.cache/plumb".into()));
+        assert_eq!(
+            cache_dir(&[
+                ("PLUMB_CACHE_DIR", ""),
+                ("XDG_CACHE_HOME", "rel"),
+                ("HOME", "/h")
+            ]),
+            Some("/h/.cache/plumb".into())
+        );
+        assert_eq!(cache_dir(&[]), None);
+    }
+}

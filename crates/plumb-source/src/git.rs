@@ -1,0 +1,204 @@
+//! Talking to a git server with gix: list the remote's refs, pick the commit a [`Checkout`]
+//! means, and download only when that commit is not cached yet.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use gix::bstr::ByteSlice;
+use gix::protocol::handshake::Ref;
+use gix::remote::Direction;
+
+use crate::reference::Checkout;
+use crate::semver_range::{self, Range};
+
+/// Why talking to the server failed; the caller adds the URL and ref.
+#[derive(Debug)]
+pub(crate) enum RemoteError {
+    Unreachable(String),
+    RefNotFound(Option<String>),
+    Git(String),
+}
+
+/// A commit chosen from the remote's advertised refs.
+pub(crate) struct Resolved {
+    pub(crate) commit: String,
+    /// For a semver range: the tag it selected.
+    pub(crate) tag: Option<String>,
+}
+
+/// A bare repository in a temporary directory with a connection prepared for one fetch.
+pub(crate) struct Session {
+    repo: gix::Repository,
+}
+
+impl Session {
+    pub(crate) fn init(dir: &Path) -> Result<Session, RemoteError> {
+        let repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        Ok(Session { repo })
+    }
+
+    pub(crate) fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    /// Lists the remote's refs, resolves `checkout`, and calls `needed` with the result; when it
+    /// answers `true`, downloads the objects of the resolved commit.
+    pub(crate) fn resolve_and_fetch(
+        &self,
+        url: &str,
+        checkout: &Checkout,
+        range: Option<&Range>,
+        needed: impl FnOnce(&Resolved) -> bool,
+    ) -> Result<Resolved, RemoteError> {
+        install_tls_provider();
+        let remote = self
+            .repo
+            .remote_at(url)
+            .map_err(|e| RemoteError::Unreachable(format!("invalid URL: {e}")))?
+            .with_fetch_tags(gix::remote::fetch::Tags::None)
+            .with_refspecs([refspec(checkout).as_str()], Direction::Fetch)
+            .map_err(|e| RemoteError::Git(e.to_string()))?;
+        let connection = remote
+            .connect(Direction::Fetch)
+            .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        let prepare = connection
+            .prepare_fetch(gix::progress::Discard, Default::default())
+            .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        let resolved = resolve(checkout, range, &prepare.ref_map().remote_refs)?;
+        if !needed(&resolved) {
+            return Ok(resolved);
+        }
+        // As source-controller's shallow clones: only the tip is needed, except for a commit
+        // pin, which may lie anywhere in the history.
+        let prepare = if matches!(checkout, Checkout::Commit { .. }) {
+            prepare
+        } else {
+            prepare.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(
+                std::num::NonZeroU32::MIN,
+            ))
+        };
+        prepare
+            .receive(gix::progress::Discard, &AtomicBool::new(false))
+            .map_err(|e| RemoteError::Git(error_text(&e)))?;
+        let id = gix::ObjectId::from_hex(resolved.commit.as_bytes())
+            .map_err(|e| RemoteError::Git(e.to_string()))?;
+        let Some(object) = self
+            .repo
+            .try_find_object(id)
+            .map_err(|e| RemoteError::Git(e.to_string()))?
+        else {
+            let place = match checkout {
+                Checkout::Commit {
+                    branch: Some(b), ..
+                } => format!("not in branch {b:?}"),
+                _ => "not reachable from any branch".to_owned(),
+            };
+            return Err(RemoteError::RefNotFound(Some(place)));
+        };
+        // A server that does not peel tags in its listing named the tag object.
+        let commit = object
+            .peel_to_commit()
+            .map_err(|e| RemoteError::Git(format!("{} is not a commit: {e}", resolved.commit)))?;
+        Ok(Resolved {
+            commit: commit.id.to_hex().to_string(),
+            ..resolved
+        })
+    }
+}
+
+/// What to download for a checkout; the remote's listing is filtered by the same refspec.
+fn refspec(checkout: &Checkout) -> String {
+    match checkout {
+        Checkout::Branch(b) => format!("+refs/heads/{b}:refs/heads/{b}"),
+        Checkout::Tag(t) => format!("+refs/tags/{t}:refs/tags/{t}"),
+        Checkout::Semver(_) => "+refs/tags/*:refs/tags/*".to_owned(),
+        Checkout::Name(n) => format!("+{n}:{n}"),
+        // As source-controller: the one branch when given, else every branch, never tags.
+        Checkout::Commit {
+            branch: Some(b), ..
+        } => format!("+refs/heads/{b}:refs/heads/{b}"),
+        Checkout::Commit { .. } => "+refs/heads/*:refs/heads/*".to_owned(),
+    }
+}
+
+fn resolve(
+    checkout: &Checkout,
+    range: Option<&Range>,
+    refs: &[Ref],
+) -> Result<Resolved, RemoteError> {
+    let find = |full: &str| {
+        refs.iter()
+            .find_map(|r| (ref_name(r) == full).then(|| peeled(r)).flatten())
+            .map(|commit| Resolved { commit, tag: None })
+            .ok_or(RemoteError::RefNotFound(None))
+    };
+    match checkout {
+        Checkout::Branch(b) => find(&format!("refs/heads/{b}")),
+        Checkout::Tag(t) => find(&format!("refs/tags/{t}")),
+        Checkout::Name(n) => find(n),
+        Checkout::Commit { sha, branch, .. } => {
+            if let Some(b) = branch {
+                find(&format!("refs/heads/{b}"))?;
+            }
+            Ok(Resolved {
+                commit: sha.clone(),
+                tag: None,
+            })
+        }
+        Checkout::Semver(text) => {
+            let range = range.ok_or_else(|| RemoteError::Git(format!("unparsed range {text}")))?;
+            let tags: Vec<&str> = refs
+                .iter()
+                .filter_map(|r| ref_name(r).strip_prefix("refs/tags/"))
+                .collect();
+            let tag =
+                semver_range::highest_matching(range, tags.iter().copied()).ok_or_else(|| {
+                    RemoteError::RefNotFound(Some("no tag satisfies the range".into()))
+                })?;
+            let mut resolved = find(&format!("refs/tags/{tag}"))?;
+            resolved.tag = Some(tag.to_owned());
+            Ok(resolved)
+        }
+    }
+}
+
+fn ref_name(r: &Ref) -> &str {
+    let name = match r {
+        Ref::Peeled { full_ref_name, .. }
+        | Ref::Direct { full_ref_name, .. }
+        | Ref::Symbolic { full_ref_name, .. }
+        | Ref::Unborn { full_ref_name, .. } => full_ref_name,
+    };
+    name.to_str().unwrap_or("")
+}
+
+/// The object a ref ends at after peeling annotated tags.
+fn peeled(r: &Ref) -> Option<String> {
+    match r {
+        Ref::Peeled { object, .. } | Ref::Direct { object, .. } | Ref::Symbolic { object, .. } => {
+            Some(object.to_hex().to_string())
+        }
+        Ref::Unborn { .. } => None,
+    }
+}
+
+/// gix's error with its causes, on one line, each message once.
+fn error_text(e: &gix::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.iter_errors() {
+        let text = cause.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
+}
+
+/// HTTPS through reqwest needs a rustls crypto provider; ring, as plumb-state uses.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
