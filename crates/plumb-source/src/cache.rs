@@ -349,3 +349,42 @@ mod tests {
         assert_eq!(cache_dir(&[]), None);
     }
 }
+
+impl GitSource {
+    /// A GitRepository's `spec.url`, `spec.ref` and `spec.ignore`, as the object's `spec` holds
+    /// them (JSON).
+    pub fn from_spec(url: &str, spec: &serde_json::Value) -> GitSource {
+        let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        let r = &spec["ref"];
+        GitSource {
+            url: url.to_string(),
+            reference: GitRef {
+                branch: text(&r["branch"]),
+                tag: text(&r["tag"]),
+                semver: text(&r["semver"]),
+                name: text(&r["name"]),
+                commit: text(&r["commit"]),
+            },
+            ignore: text(&spec["ignore"]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod spec_tests {
+    use super::*;
+
+    #[test]
+    fn a_flux_spec_gives_the_ref_and_ignore() {
+        let spec = serde_json::json!({"url": "u", "ref": {"tag": "v1.2.0", "branch": "main"}, "ignore": "/*\n!/crds\n"});
+        let s = GitSource::from_spec("https://example.com/r", &spec);
+        assert_eq!(s.reference.tag.as_deref(), Some("v1.2.0"));
+        assert_eq!(s.reference.branch.as_deref(), Some("main"));
+        assert_eq!(s.reference.commit, None);
+        assert_eq!(s.ignore.as_deref(), Some("/*\n!/crds\n"));
+        assert_eq!(
+            GitSource::from_spec("u", &serde_json::Value::Null).reference,
+            GitRef::default()
+        );
+    }
+}

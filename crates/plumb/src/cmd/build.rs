@@ -30,6 +30,8 @@ pub struct BuildArgs {
     /// an empty string instead of an error.
     #[arg(long)]
     pub no_strict: bool,
+    #[command(flatten)]
+    pub fetch: super::fetch::FetchArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -45,6 +47,7 @@ pub fn build(
     repo: &std::path::Path,
     entries: Vec<String>,
     mode: Mode,
+    fetch: &super::fetch::FetchArgs,
 ) -> Result<RepositoryBuild, ExitCode> {
     let age_keys = match plumb_flux::sops::AgeKeys::from_env() {
         Ok(keys) => keys.map(std::sync::Arc::new),
@@ -57,7 +60,9 @@ pub fn build(
         entries,
         mode,
         age_keys,
-        fetcher: None,
+        fetcher: fetch
+            .fetcher()
+            .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
     };
     build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());
@@ -88,7 +93,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     } else {
         Mode::Strict
     };
-    let result = match build(&args.repo, args.entries, mode) {
+    let result = match build(&args.repo, args.entries, mode, &args.fetch) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -38,6 +38,8 @@ pub struct CheckArgs {
     /// an empty string instead of an error.
     #[arg(long)]
     pub no_strict: bool,
+    #[command(flatten)]
+    pub fetch: super::fetch::FetchArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,7 +79,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     } else {
         Mode::Strict
     };
-    let build = match crate::cmd::build::build(&args.repo, args.entries, mode) {
+    let build = match crate::cmd::build::build(&args.repo, args.entries, mode, &args.fetch) {
         Ok(b) => b,
         Err(code) => return code,
     };

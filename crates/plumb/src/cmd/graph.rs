@@ -22,6 +22,8 @@ pub struct GraphArgs {
     /// Substitute as kustomize-controller before v1.9 (undefined variables are empty).
     #[arg(long)]
     pub no_strict: bool,
+    #[command(flatten)]
+    pub fetch: super::fetch::FetchArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -37,7 +39,7 @@ pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
     } else {
         Mode::Strict
     };
-    let result = match super::build::build(&args.repo, args.entries, mode) {
+    let result = match super::build::build(&args.repo, args.entries, mode, &args.fetch) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod check;
 pub mod explain;
+pub mod fetch;
 pub mod graph;
 pub mod kustomize;
 pub mod state;
