@@ -80,6 +80,7 @@ mod tests {
             ],
             suppressed: 0,
             sources: crate::sources::SourceCache::new(Path::new(".")),
+            build: Default::default(),
         };
         for prefix in [".", "./"] {
             assert!(render(&report, Path::new(prefix)).starts_with("::error file=a/b.yaml,line=3,"));

@@ -242,6 +242,7 @@ mod tests {
             findings: vec![finding],
             suppressed: 0,
             sources: SourceCache::new(dir.path()),
+            build: Default::default(),
         };
         render(&mut report, TextOptions { color: false })
     }
