@@ -491,7 +491,9 @@ impl Builder {
             });
         }
         loader::check_restrictor(self.ctx.options.load_restrictor, root, &path)?;
-        for r in read_resources(&self.ctx.options.fs, &path)? {
+        let resources = read_resources(&self.ctx.options.fs, &path)?;
+        self.ctx.note_kinds(&resources);
+        for r in resources {
             list.append(r)?;
         }
         Ok(())
