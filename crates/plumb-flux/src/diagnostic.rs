@@ -250,7 +250,7 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
             K::MalformedYaml(y) => {
                 return d.at_line(&y.path, y.location.line, y.location.column);
             }
-            K::InvalidKustomization { path, line, .. } => {
+            K::InvalidKustomization { path, line, .. } | K::KindOrVersion { path, line, .. } => {
                 return match line {
                     Some(l) => d.at_line(path, *l, 1),
                     None => d.in_file(path),

@@ -292,9 +292,9 @@ impl Builder {
         // Generators run before components (kustomize since PR 5170), so a component transforms
         // what its kustomization generated.
         let generator_configs = self.plugin_configs(k, "generators")?;
-        let before = list.resources.len();
         crate::generate::run(k, list, &self.ctx)?;
-        for r in &mut list.resources[before..] {
+        // Generated resources, new or replacing one, are the ones without an origin yet.
+        for r in list.resources.iter_mut().filter(|r| r.origin.is_none()) {
             let kind = if r.kind() == "Secret" {
                 "SecretGenerator"
             } else {
@@ -304,10 +304,9 @@ impl Builder {
                 .get_or_insert_with(|| crate::resource::Origin::builtin(&k.path, kind));
         }
         for config in &generator_configs {
-            let before = list.resources.len();
             crate::generate::run_configs(k, std::slice::from_ref(config), list, &self.ctx)?;
             let origin = transform::build_annotations::plugin_origin(config, &k.path);
-            for r in &mut list.resources[before..] {
+            for r in list.resources.iter_mut().filter(|r| r.origin.is_none()) {
                 r.origin.get_or_insert_with(|| origin.clone());
             }
         }
@@ -492,7 +491,9 @@ impl Builder {
             });
         }
         loader::check_restrictor(self.ctx.options.load_restrictor, root, &path)?;
-        for r in read_resources(&self.ctx.options.fs, &path)? {
+        let resources = read_resources(&self.ctx.options.fs, &path)?;
+        self.ctx.note_kinds(&resources);
+        for r in resources {
             list.append(r)?;
         }
         Ok(())

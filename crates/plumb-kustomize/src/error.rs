@@ -21,6 +21,15 @@ pub enum KustomizeError {
         line: Option<usize>,
         message: String,
     },
+    /// A kustomization whose `kind` or `apiVersion` kustomize refuses; `dir` is its directory,
+    /// which kustomize's message names.
+    #[error("Failed to read kustomization file under {}:\n{}", dir.display(), problems.join("\n"))]
+    KindOrVersion {
+        dir: PathBuf,
+        path: PathBuf,
+        line: Option<usize>,
+        problems: Vec<String>,
+    },
     /// Context added while accumulating a resource entry.
     #[error("accumulating resources: accumulating resources from '{entry}': {source}")]
     Accumulating {

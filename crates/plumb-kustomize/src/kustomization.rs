@@ -44,6 +44,11 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "buildMetadata",
 ];
 
+/// The `apiVersion` of a `kind: Kustomization`.
+pub const KUSTOMIZATION_VERSION: &str = "kustomize.config.k8s.io/v1beta1";
+/// The `apiVersion` of a `kind: Component`.
+pub const COMPONENT_VERSION: &str = "kustomize.config.k8s.io/v1alpha1";
+
 /// A parsed kustomization file.
 #[derive(Debug, Clone)]
 pub struct Kustomization {
@@ -107,15 +112,43 @@ impl Kustomization {
                 }
             }
         }
-        let kind = self.node.str_at(&["kind"]).unwrap_or("Kustomization");
-        if !matches!(kind, "Kustomization" | "Component" | "") {
-            return Err(invalid(
-                &self.path,
-                self.node.get("kind").unwrap_or(&self.node),
-                format!("kind {kind:?} is neither Kustomization nor Component"),
-            ));
+        self.enforce_kind_and_version()
+    }
+
+    /// kustomize's check of `kind` and `apiVersion`: a Component must be
+    /// `kustomize.config.k8s.io/v1alpha1`, anything else `kustomize.config.k8s.io/v1beta1`; an
+    /// absent `apiVersion` is the right one.
+    fn enforce_kind_and_version(&self) -> Result<(), KustomizeError> {
+        let kind = match self.node.str_at(&["kind"]) {
+            None | Some("") => "Kustomization",
+            Some(kind) => kind,
+        };
+        let mut problems = Vec::new();
+        if !matches!(kind, "Kustomization" | "Component") {
+            problems.push("kind should be Kustomization or Component".to_string());
         }
-        Ok(())
+        let required = if kind == "Component" {
+            COMPONENT_VERSION
+        } else {
+            KUSTOMIZATION_VERSION
+        };
+        let api_version = self.node.str_at(&["apiVersion"]).unwrap_or("");
+        let wrong_version = !api_version.is_empty() && api_version != required;
+        if wrong_version {
+            problems.push(format!("apiVersion for {kind} should be {required}"));
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        let at = self
+            .node
+            .get(if wrong_version { "apiVersion" } else { "kind" });
+        Err(KustomizeError::KindOrVersion {
+            dir: self.dir().to_path_buf(),
+            path: self.path.clone(),
+            line: at.and_then(|n| n.span.as_ref()).map(|s| s.location().line),
+            problems,
+        })
     }
 
     /// Whether this is a `kind: Component`.

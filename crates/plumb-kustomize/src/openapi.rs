@@ -1,7 +1,9 @@
 //! The `openapi:` field: a custom OpenAPI v2 schema (JSON or YAML, `definitions:` with
 //! `x-kubernetes-group-version-kind`) that replaces the builtin Kubernetes schema for the whole
 //! build, as kustomize does, so strategic merge knows the merge keys of custom kinds. The first
-//! kustomization to set one (the outermost) wins.
+//! kustomization to set one (the outermost) wins. One chosen by a base or component after a
+//! resource of a kind the builtin schema does not know was read extends the builtin schema
+//! instead (see [`Context::builtin_schema_wanted`]).
 
 use crate::context::Context;
 use crate::error::KustomizeError;
@@ -53,7 +55,11 @@ pub fn apply(k: &Kustomization, ctx: &mut Context) -> Result<(), KustomizeError>
                     None => Value::Null,
                 }
             };
-            ctx.schema = Cow::Owned(from_openapi(&doc));
+            let mut schema = from_openapi(&doc);
+            if ctx.builtin_schema_wanted {
+                schema.extend_from(Schema::builtin());
+            }
+            ctx.schema = Cow::Owned(schema);
             Ok(())
         }
     }

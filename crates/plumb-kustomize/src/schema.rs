@@ -210,6 +210,19 @@ impl Schema {
         self.definitions.insert(name.into(), definition);
     }
 
+    /// Adds every definition and kind of `other`, which win over this schema's under the same
+    /// names.
+    pub fn extend_from(&mut self, other: &Schema) {
+        for (name, definition) in &other.definitions {
+            self.add_definition(name.clone(), definition.clone());
+        }
+        for (api_version, kinds) in &other.resources {
+            for (kind, resource) in kinds {
+                self.add_resource(api_version, kind, resource.clone());
+            }
+        }
+    }
+
     /// Records what is known about an apiVersion/kind. Parts left `None` keep what the schema
     /// already knew, so a CRD can add a kind's scope and definition separately.
     pub fn add_resource(&mut self, api_version: &str, kind: &str, resource: Resource) {

@@ -2,11 +2,13 @@
 //!
 //! [`to_json`] gives the value kustomize prints: the node resolved as go-yaml v3 reads it,
 //! encoded as Go's `encoding/json` would, and read back as go-yaml v2 does (so `1.0` becomes
-//! `1`, a timestamp becomes its RFC 3339 string, `1e21` stays a float).
+//! `1`, a timestamp becomes its RFC 3339 string, `1e21` stays a float). kustomize reaches that
+//! JSON by writing the node as YAML and reading it back, and go-yaml v3 writes folded scalars
+//! (`>`) with a bug that adds line breaks, which [`to_json`] reproduces.
 
 use crate::emit::go_json_float;
 use crate::error::YamlError;
-use crate::node::{Node, NodeKind};
+use crate::node::{Node, NodeKind, ScalarStyle};
 use crate::resolve::{resolve, resolve_number, Resolved, Schema};
 use serde_json::{Map, Number, Value};
 
@@ -31,7 +33,12 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
     match &node.kind {
         NodeKind::Scalar(s) => {
             let resolved = resolve(s, Schema::Kustomize).map_err(|e| fail(node, e.to_string()))?;
-            scalar_json(node, resolved)
+            match resolved {
+                Resolved::Str(text) if s.style == ScalarStyle::Folded => Ok(Value::String(
+                    reread_string(node, &folded_round_trip(&text))?,
+                )),
+                resolved => scalar_json(node, resolved),
+            }
         }
         NodeKind::Sequence(items) => Ok(Value::Array(
             items
@@ -151,6 +158,75 @@ fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
     Ok(out)
 }
 
+/// A folded scalar's text once go-yaml v3 has written it in folded style and read it back,
+/// as kustomize does to every resource it prints. The writer ends each line that does not start
+/// with a blank with an extra line break whenever the whole text does not start with a blank
+/// (libyaml's emitter looks at the text's first character where it means the next line's), so
+/// a line followed by a more-indented one, or the last line of a `>+` scalar, gains a break.
+/// Text go-yaml would not write as a block scalar (trailing spaces, a space before a break,
+/// characters it escapes) is written double-quoted and comes back unchanged.
+fn folded_round_trip(text: &str) -> String {
+    if !block_allowed(text) || text.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+        return text.to_string();
+    }
+    let first_blank = text
+        .chars()
+        .find(|&c| c != '\n')
+        .is_none_or(|c| c == ' ' || c == '\t');
+    // The header, as go-yaml's block scalar hints write it.
+    let mut doc = String::from("k: >");
+    if text.starts_with([' ', '\n']) {
+        doc.push('2');
+    }
+    let body = text.strip_suffix('\n');
+    match body {
+        None => doc.push('-'),
+        Some(rest) if rest.is_empty() || rest.ends_with('\n') => doc.push('+'),
+        Some(_) => {}
+    }
+    doc.push('\n');
+    let mut at_line_start = true;
+    let mut leading_spaces = true;
+    for c in text.chars() {
+        if c == '\n' {
+            if !at_line_start && !leading_spaces && !first_blank {
+                doc.push('\n');
+            }
+            doc.push('\n');
+            at_line_start = true;
+        } else {
+            if at_line_start {
+                doc.push_str("  ");
+                leading_spaces = c == ' ' || c == '\t';
+            }
+            doc.push(c);
+            at_line_start = false;
+        }
+    }
+    if !at_line_start {
+        doc.push('\n');
+    }
+    doc.push_str("z: 0\n");
+    crate::parse::parse_documents("folded", &doc)
+        .ok()
+        .and_then(|docs| docs.first()?.str_at(&["k"]).map(str::to_string))
+        .unwrap_or_else(|| text.to_string())
+}
+
+/// Whether go-yaml v3 may write `text` as a block scalar: not empty, no trailing space, no
+/// space before a line break, and nothing it would escape (tabs are fine).
+fn block_allowed(text: &str) -> bool {
+    let printable = |c: char| {
+        let v = c as u32;
+        c == '\t'
+            || v == 0x0A
+            || (0x20..=0x7E).contains(&v)
+            || (0xA0..=0xD7FF).contains(&v)
+            || ((0xE000..=0xFFFD).contains(&v) && v != 0xFEFF)
+    };
+    !text.is_empty() && !text.ends_with(' ') && !text.contains(" \n") && text.chars().all(printable)
+}
+
 /// A node holding `value`: strings are tagged `!!str` so they stay strings.
 pub fn from_json(value: &Value) -> Node {
     match value {
@@ -164,5 +240,34 @@ pub fn from_json(value: &Value) -> Node {
                 .map(|(k, v)| (Node::string(k.clone()), from_json(v)))
                 .collect(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(yaml: &str) -> Value {
+        let docs = crate::parse::parse_documents("t.yaml", yaml).unwrap();
+        to_json(&docs[0]).unwrap()["k"].clone()
+    }
+
+    #[test]
+    fn folded_lines_before_more_indented_ones_gain_a_break() {
+        // go-yaml reads "a\n  b\nc\n"; its writer puts an empty line after `a`.
+        assert_eq!(value("k: >\n  a\n    b\n  c\n"), "a\n\n  b\nc\n");
+        // `>+` keeps the break the writer adds after the last line.
+        assert_eq!(value("k: >+\n  a\n  b\n\nz: 1\n"), "a b\n\n\n");
+    }
+
+    #[test]
+    fn folded_text_the_writer_does_not_touch() {
+        // Plain folding, and text starting with a blank (the writer's check looks there).
+        assert_eq!(value("k: >\n  a\n  b\n"), "a b\n");
+        assert_eq!(value("k: >2\n     x\n  y\n"), "   x\ny\n");
+        // A trailing space forces double quotes, which round-trip exactly.
+        assert_eq!(value("k: >-\n  a\n    b \n  c\n"), "a\n  b \nc");
+        // Literal blocks are written as they are.
+        assert_eq!(value("k: |\n  a\n    b\n"), "a\n  b\n");
     }
 }

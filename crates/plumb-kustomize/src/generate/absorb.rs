@@ -51,11 +51,14 @@ pub fn absorb(
             // Either side turning the hash off keeps it off.
             res.needs_hash &= old.needs_hash;
             // The resource stays the one first accumulated: what the build knows about it
-            // (earlier names, prefixes, origin, transformers) carries over.
+            // (earlier names, prefixes, transformers) carries over. Its origin too when merged;
+            // replaced, it comes from the generator that replaced it (left for the caller).
             res.previous_ids = old.previous_ids.clone();
             res.prefixes = old.prefixes.clone();
             res.suffixes = old.suffixes.clone();
-            res.origin = old.origin.clone();
+            if behavior == Behavior::Merge {
+                res.origin = old.origin.clone();
+            }
             res.transformations = old.transformations.clone();
             list.resources[*index] = res;
             Ok(())

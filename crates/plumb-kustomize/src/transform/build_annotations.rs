@@ -1,6 +1,6 @@
 //! The last step of every build: kustomize removes its internal build annotations and, in doing
 //! so, rewrites every resource's annotations as a map of strings (`port: 8080` comes out as
-//! `port: "8080"`; an annotation map left empty disappears). Resources marked
+//! `port: "8080"`; an annotation map that is null, empty or left empty disappears). Resources marked
 //! `config.kubernetes.io/local-config: "true"` are dropped from the output.
 
 use crate::kustomization::Kustomization;
@@ -159,12 +159,18 @@ fn strip(node: &mut Node) {
     let Some(meta) = node.get_mut("metadata") else {
         return;
     };
-    let Some(entries) = meta.get("annotations").and_then(Node::as_mapping) else {
+    let Some(annotations) = meta.get("annotations") else {
         return;
     };
-    if entries.is_empty() {
+    // kustomize reads annotations as a map of strings and writes back the map it read: one
+    // that is null or empty is not written at all.
+    if annotations.is_null() || annotations.as_mapping().is_some_and(Vec::is_empty) {
+        meta.remove("annotations");
         return;
     }
+    let Some(entries) = annotations.as_mapping() else {
+        return;
+    };
     let kept: Vec<(Node, Node)> = entries
         .iter()
         .filter(|(k, _)| !BUILD_ANNOTATIONS.contains(&k.scalar_value().unwrap_or("")))

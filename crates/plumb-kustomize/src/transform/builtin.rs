@@ -214,8 +214,47 @@ fn iam_service_account(config: &Resource) -> Result<Resource, KustomizeError> {
     Ok(Resource::new(sa))
 }
 
-/// The error for a builtin plugin plumb does not run.
+/// The builtin plugins kustomize can load: its generator and transformer factories.
+/// `SortOrderTransformer` is not one (kustomize keeps it to the top kustomization's
+/// `sortOptions`).
+const KUSTOMIZE_BUILTINS: &[&str] = &[
+    "ConfigMapGenerator",
+    "IAMPolicyGenerator",
+    "SecretGenerator",
+    "HelmChartInflationGenerator",
+    "AnnotationsTransformer",
+    "HashTransformer",
+    "ImageTagTransformer",
+    "LabelTransformer",
+    "NamespaceTransformer",
+    "PatchJson6902Transformer",
+    "PatchStrategicMergeTransformer",
+    "PatchTransformer",
+    "PrefixSuffixTransformer",
+    "PrefixTransformer",
+    "SuffixTransformer",
+    "ReplacementTransformer",
+    "ReplicaCountTransformer",
+    "ValueAddTransformer",
+];
+
+/// The error for a builtin plugin plumb does not run: kustomize's own when kustomize has no
+/// such builtin either.
 pub fn not_supported(config: &Resource) -> KustomizeError {
+    if !KUSTOMIZE_BUILTINS.contains(&config.kind()) {
+        // kustomize names the plugin by its Gvk, `builtin` read as a version.
+        let (group, version) = config
+            .api_version()
+            .split_once('/')
+            .unwrap_or(("", config.api_version()));
+        let or = |s: &str, d: &'static str| if s.is_empty() { d } else { s }.to_string();
+        return KustomizeError::Other(format!(
+            "unable to load builtin {}.{}.{}",
+            or(config.kind(), "[noKind]"),
+            or(version, "[noVer]"),
+            or(group, "[noGrp]")
+        ));
+    }
     KustomizeError::Unsupported(format!(
         "builtin plugin {} ({}) is not supported by plumb yet",
         config.kind(),

@@ -122,9 +122,12 @@ pub fn run(
     Ok(())
 }
 
+/// kustomize's `IsCertainlyClusterScoped`: its builtin table first, then the schema.
 fn is_cluster_scoped(id: &ResId, ctx: &Context) -> bool {
-    ctx.schema
-        .is_namespaced(&id.gvk.api_version(), &id.gvk.kind)
+    let (api_version, kind) = (id.gvk.api_version(), &id.gvk.kind);
+    crate::schema::Schema::builtin()
+        .is_namespaced(&api_version, kind)
+        .or_else(|| ctx.schema.is_namespaced(&api_version, kind))
         == Some(false)
 }
 
