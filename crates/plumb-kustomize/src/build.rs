@@ -84,7 +84,7 @@ pub fn build_kustomization(
 ) -> Result<ResourceList, KustomizeError> {
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
-        stack: vec![loader::absolute(k.dir())],
+        stack: vec![options.fs.absolute(k.dir())],
         configs: vec![Arc::default()],
         vars: Vec::new(),
     };
@@ -272,7 +272,7 @@ impl Builder {
     fn load_level(&mut self, dir: &Path, component: bool) -> Result<Kustomization, KustomizeError> {
         let fs = &self.ctx.options.fs;
         fs.resolve(dir)?;
-        let abs = loader::absolute(dir);
+        let abs = fs.absolute(dir);
         if self.stack.contains(&abs) {
             return Err(KustomizeError::Cycle(abs));
         }
@@ -565,7 +565,7 @@ pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, Kus
     for doc in docs {
         push_resource(doc, path, &mut out)?;
     }
-    let origin = crate::resource::Origin::File(loader::absolute(path));
+    let origin = crate::resource::Origin::File(fs.absolute(path));
     for r in &mut out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
         plumb_yaml::to_json(&r.node)?;
