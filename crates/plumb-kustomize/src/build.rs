@@ -45,7 +45,7 @@ impl ResourceList {
     /// Appends a resource, refusing a second resource with the same identity.
     pub fn append(&mut self, resource: Resource) -> Result<(), KustomizeError> {
         let id = resource.id();
-        if self.resources.iter().any(|r| r.id() == id) {
+        if self.resources.iter().any(|r| r.has_id(&id)) {
             return Err(KustomizeError::Other(format!(
                 "may not add resource with an already registered id: {id}"
             )));
