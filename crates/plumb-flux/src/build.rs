@@ -219,6 +219,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         discovery: &discovery,
         remotes: sync::checkout_remotes(&root),
         fetched: Default::default(),
+        file_systems: FileSystems::default(),
     };
     let builds = entries
         .par_iter()
@@ -260,6 +261,29 @@ struct Cluster<'a> {
     remotes: Vec<String>,
     /// Remote sources fetched so far, shared by every entry.
     fetched: crate::fetch::FetchOnce,
+    /// One file system per source tree, shared by every entry.
+    file_systems: FileSystems,
+}
+
+/// The file system of each source tree a build reads, made once: each remembers the
+/// directories it resolved, which every Kustomization of the tree then shares.
+#[derive(Default)]
+struct FileSystems(std::sync::Mutex<HashMap<PathBuf, plumb_kustomize::FileSystem>>);
+
+impl FileSystems {
+    fn confined(&self, root: &Path) -> Result<plumb_kustomize::FileSystem, Diagnostic> {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(fs) = map.get(root) {
+            return Ok(fs.clone());
+        }
+        let fs = plumb_kustomize::FileSystem::confined(root)
+            .map_err(|e| diagnostic::from_kustomize(&e))?;
+        map.insert(root.to_path_buf(), fs.clone());
+        Ok(fs)
+    }
 }
 
 /// A Kustomization waiting to be built.
@@ -336,6 +360,7 @@ struct Context<'a> {
     produced: &'a Produced,
     mode: Mode,
     keys: Option<&'a crate::sops::AgeKeys>,
+    file_systems: &'a FileSystems,
 }
 
 fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Options) -> EntryBuild {
@@ -343,7 +368,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let config = cluster.config;
     let entry_dir = source::join(root, entry);
     // The entry as it stands, to find what syncs it.
-    let discovery = build_dir(root, &entry_dir, None);
+    let discovery = build_dir(&cluster.file_systems, root, &entry_dir, None);
     let objects = match &discovery {
         Ok(objects) => objects.clone(),
         Err(_) => Vec::new(),
@@ -497,6 +522,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             produced: &produced,
             mode,
             keys: options.age_keys.as_deref(),
+            file_systems: &cluster.file_systems,
         };
         let built: Vec<Built> = ready
             .par_iter()
@@ -952,7 +978,12 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
-    let built = build_dir(&source::join(ctx.root, &source_dir), &dir, Some(ks));
+    let built = build_dir(
+        ctx.file_systems,
+        &source::join(ctx.root, &source_dir),
+        &dir,
+        Some(ks),
+    );
     let built = match &staged {
         Some(tree) => tree.remap(built),
         None => built,
@@ -1117,12 +1148,12 @@ fn set_common_metadata(
 /// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
 /// absolute path or a symlink.
 fn build_dir(
+    file_systems: &FileSystems,
     root: &Path,
     dir: &Path,
     ks: Option<&FluxKustomization>,
 ) -> Result<Vec<Object>, Diagnostic> {
-    let fs =
-        plumb_kustomize::FileSystem::confined(root).map_err(|e| diagnostic::from_kustomize(&e))?;
+    let fs = file_systems.confined(root)?;
     if let Err(e) = fs.resolve(dir) {
         return Err(match ks {
             Some(ks) => Diagnostic::error(Code::OutsideSource, format!("spec.path: {e}"))

@@ -292,6 +292,10 @@ pub fn substitute_object(
     if let Some(bad) = vars.keys().find(|k| !varsub::is_valid_var_name(k)) {
         return Err(Failure::InvalidName(bad.clone()));
     }
+    // Text without a `$` substitutes to itself: skip writing it out and reading it back.
+    if !mentions_dollar(value) {
+        return Ok(Some(value.clone()));
+    }
     let text = plumb_yaml::write_document(value);
     let out = varsub::substitute(&text, vars, mode).map_err(|e| Failure::Subst(e, text.clone()))?;
     if out == text {
@@ -300,6 +304,19 @@ pub fn substitute_object(
     yaml_json::yaml_to_json(&out)
         .map(Some)
         .map_err(|e| Failure::Yaml(e.to_string()))
+}
+
+/// Whether any key or string of `value` holds a `$`, the only character that starts an
+/// expression or an escape in substitution text.
+fn mentions_dollar(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('$'),
+        Value::Array(items) => items.iter().any(mentions_dollar),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.contains('$') || mentions_dollar(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 /// A diagnostic for a failed substitution, pointing at the expression in the repository when

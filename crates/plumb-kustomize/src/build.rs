@@ -11,6 +11,7 @@ use crate::resource::{ResId, Resource};
 use crate::transform;
 use plumb_yaml::{Node, NodeKind};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// kustomize's `--reorder`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,7 +45,7 @@ impl ResourceList {
     /// Appends a resource, refusing a second resource with the same identity.
     pub fn append(&mut self, resource: Resource) -> Result<(), KustomizeError> {
         let id = resource.id();
-        if self.resources.iter().any(|r| r.id() == id) {
+        if self.resources.iter().any(|r| r.has_id(&id)) {
             return Err(KustomizeError::Other(format!(
                 "may not add resource with an already registered id: {id}"
             )));
@@ -83,8 +84,8 @@ pub fn build_kustomization(
 ) -> Result<ResourceList, KustomizeError> {
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
-        stack: vec![loader::absolute(k.dir())],
-        configs: vec![TransformerConfig::default()],
+        stack: vec![options.fs.absolute(k.dir())],
+        configs: vec![Arc::default()],
         vars: Vec::new(),
     };
     let mut list = ResourceList::default();
@@ -93,6 +94,7 @@ pub fn build_kustomization(
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
     let config = builder.configs.pop().unwrap_or_default();
+    let config = &*config;
     crate::generate::add_name_hashes(&mut list)?;
     transform::name_reference::run(&mut list, &config.name_reference, &builder.ctx)?;
     // Vars read objects in their final state: this stays after hashes and name references.
@@ -112,16 +114,27 @@ pub fn build_kustomization(
 }
 
 /// What a kustomization adds to its level's transformer configuration: its `configurations:`
-/// files, or kustomize's defaults (default var fields included) when it has none.
-fn level_config(k: &Kustomization, ctx: &Context) -> Result<TransformerConfig, KustomizeError> {
-    let mut config = crate::config::load_configurations(k, ctx)?;
+/// files, or kustomize's defaults (default var fields included) when it has none. The defaults
+/// are merged once per process and shared by every level that has no `configurations:`.
+fn level_config(
+    k: &Kustomization,
+    ctx: &Context,
+) -> Result<Arc<TransformerConfig>, KustomizeError> {
+    static DEFAULT_LEVEL: OnceLock<Arc<TransformerConfig>> = OnceLock::new();
     if k.string_list("configurations")?.is_empty() {
-        crate::config::merge_field_specs(
-            &mut config.var_reference,
-            &crate::vars::default_var_reference_specs(),
-        )?;
+        let shared = DEFAULT_LEVEL.get_or_init(|| {
+            let mut config = crate::config::defaults().clone();
+            // Compiled-in data, covered by the conformance corpus: a conflict is a bug in it.
+            crate::config::merge_field_specs(
+                &mut config.var_reference,
+                &crate::vars::default_var_reference_specs(),
+            )
+            .unwrap_or_else(|e| panic!("default var reference specs: {e}"));
+            Arc::new(config)
+        });
+        return Ok(Arc::clone(shared));
     }
-    Ok(config)
+    Ok(Arc::new(crate::config::load_configurations(k, ctx)?))
 }
 
 /// Builds `dir` and renders it as `kustomize build` prints it.
@@ -209,30 +222,48 @@ struct Builder {
     /// The transformer configuration of each level being built (innermost last): kustomize's
     /// defaults, plus what the level's `configurations:` and `crds:` add, plus what its
     /// sub-kustomizations added (kustomize merges configurations up to the top).
-    configs: Vec<TransformerConfig>,
+    /// Shared (`Arc`) because nearly every level's configuration is kustomize's defaults: a
+    /// level takes its first merged configuration as is and copies it only to extend it.
+    configs: Vec<Arc<TransformerConfig>>,
     /// `vars:` of every level, resolved once at the end of the build.
     vars: Vec<crate::vars::Var>,
 }
 
 impl Builder {
     /// The configuration of the level being built.
-    fn config_mut(&mut self) -> &mut TransformerConfig {
+    fn config_mut(&mut self) -> &mut Arc<TransformerConfig> {
         if self.configs.is_empty() {
-            self.configs.push(TransformerConfig::default());
+            self.configs.push(Arc::default());
         }
         let last = self.configs.len() - 1;
         &mut self.configs[last]
     }
 
+    /// Merges `other` into the level's configuration. Every configuration merged here is
+    /// itself the result of merges, so it holds no spec that an earlier one of it covers:
+    /// merged into an empty configuration it is unchanged, and merged into itself it adds
+    /// nothing. Those two cases, nearly every level, share `other` instead of copying it.
+    fn merge_config(&mut self, other: Arc<TransformerConfig>) -> Result<(), KustomizeError> {
+        let level = self.config_mut();
+        if Arc::ptr_eq(level, &other) {
+            return Ok(());
+        }
+        if **level == TransformerConfig::default() {
+            *level = other;
+            return Ok(());
+        }
+        Arc::make_mut(level).merge(Arc::unwrap_or_clone(other))
+    }
+
     fn build_dir(&mut self, dir: &Path) -> Result<(ResourceList, Kustomization), KustomizeError> {
         let k = self.load_level(dir, false)?;
         let mut list = ResourceList::default();
-        self.configs.push(TransformerConfig::default());
+        self.configs.push(Arc::default());
         let result = self.accumulate_target(&k, &mut list);
         self.stack.pop();
         let child = self.configs.pop().unwrap_or_default();
         result?;
-        self.config_mut().merge(child)?;
+        self.merge_config(child)?;
         Ok((list, k))
     }
 
@@ -241,7 +272,7 @@ impl Builder {
     fn load_level(&mut self, dir: &Path, component: bool) -> Result<Kustomization, KustomizeError> {
         let fs = &self.ctx.options.fs;
         fs.resolve(dir)?;
-        let abs = loader::absolute(dir);
+        let abs = fs.absolute(dir);
         if self.stack.contains(&abs) {
             return Err(KustomizeError::Cycle(abs));
         }
@@ -282,13 +313,15 @@ impl Builder {
                 .map_err(|e| KustomizeError::accumulating(&entry, entry_line(k, &entry), e))?;
         }
         let own = level_config(k, &self.ctx)?;
-        self.config_mut().merge(own)?;
+        self.merge_config(own)?;
         let crds = crate::crds::load(k, &self.ctx)?;
-        let config = self.config_mut();
-        transform::name_reference::merge(&mut config.name_reference, crds.name_references);
-        crate::config::merge_field_specs(&mut config.common_labels, &crds.labels)?;
-        crate::config::merge_field_specs(&mut config.common_annotations, &crds.annotations)?;
-        crate::config::merge_field_specs(&mut config.name_prefix, &crds.prefixes)?;
+        if !crds.is_empty() {
+            let config = Arc::make_mut(self.config_mut());
+            transform::name_reference::merge(&mut config.name_reference, crds.name_references);
+            crate::config::merge_field_specs(&mut config.common_labels, &crds.labels)?;
+            crate::config::merge_field_specs(&mut config.common_annotations, &crds.annotations)?;
+            crate::config::merge_field_specs(&mut config.name_prefix, &crds.prefixes)?;
+        }
         // Generators run before components (kustomize since PR 5170), so a component transforms
         // what its kustomization generated.
         let generator_configs = self.plugin_configs(k, "generators")?;
@@ -350,6 +383,7 @@ impl Builder {
         let transformer_configs = self.plugin_configs(k, "transformers")?;
         let ctx = &self.ctx;
         let config = self.configs.last().cloned().unwrap_or_default();
+        let config = &*config;
         // Each builtin a field configures, for buildMetadata's transformer annotations: it is
         // recorded on every resource present when it ran.
         let record = |list: &mut ResourceList, kind: &str, times: usize| {
@@ -374,18 +408,18 @@ impl Builder {
         );
         transform::patches::patches(k, list, ctx)?;
         record(list, "PatchTransformer", count("patches"));
-        transform::namespace::run(k, list, ctx, &config)?;
+        transform::namespace::run(k, list, ctx, config)?;
         record(list, "NamespaceTransformer", count("namespace"));
         transform::name_prefix_suffix::run(k, list, &config.name_prefix, &config.name_suffix)?;
         record(list, "PrefixTransformer", count("namePrefix"));
         record(list, "SuffixTransformer", count("nameSuffix"));
-        transform::labels::run(k, list, ctx, &config)?;
+        transform::labels::run(k, list, ctx, config)?;
         record(
             list,
             "LabelTransformer",
             count("labels") + count("commonLabels").min(1),
         );
-        transform::annotations::run(k, list, ctx, &config)?;
+        transform::annotations::run(k, list, ctx, config)?;
         record(
             list,
             "AnnotationsTransformer",
@@ -393,9 +427,9 @@ impl Builder {
         );
         transform::patches::patches_json6902(k, list, ctx)?;
         record(list, "PatchJson6902Transformer", count("patchesJson6902"));
-        transform::replicas::run(k, list, ctx, &config)?;
+        transform::replicas::run(k, list, ctx, config)?;
         record(list, "ReplicaCountTransformer", count("replicas"));
-        transform::images::run(k, list, ctx, &config)?;
+        transform::images::run(k, list, ctx, config)?;
         record(list, "ImageTagTransformer", count("images"));
         transform::replacements::run(k, list, ctx)?;
         record(list, "ReplacementTransformer", count("replacements").min(1));
@@ -420,7 +454,9 @@ impl Builder {
     ) -> Result<Vec<Resource>, KustomizeError> {
         let mut out = ResourceList::default();
         // Configurations are built apart: their own transformer configuration stays theirs.
-        let saved = self.configs.clone();
+        // Building them only merges into the configuration stack, never reads it, so they
+        // start from an empty one.
+        let saved = std::mem::take(&mut self.configs);
         let result = self.plugin_entries(k, field, &mut out);
         self.configs = saved;
         result?;
@@ -530,7 +566,7 @@ pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, Kus
     for doc in docs {
         push_resource(doc, path, &mut out)?;
     }
-    let origin = crate::resource::Origin::File(loader::absolute(path));
+    let origin = crate::resource::Origin::File(fs.absolute(path));
     for r in &mut out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
         plumb_yaml::to_json(&r.node)?;

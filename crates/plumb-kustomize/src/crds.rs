@@ -20,6 +20,16 @@ pub struct CrdConfig {
     pub prefixes: Vec<FieldSpec>,
 }
 
+impl CrdConfig {
+    /// Whether the files added nothing.
+    pub fn is_empty(&self) -> bool {
+        self.name_references.is_empty()
+            && self.labels.is_empty()
+            && self.annotations.is_empty()
+            && self.prefixes.is_empty()
+    }
+}
+
 /// Reads the kustomization's `crds:` files.
 pub fn load(k: &Kustomization, ctx: &crate::context::Context) -> Result<CrdConfig, KustomizeError> {
     let mut out = CrdConfig::default();

@@ -5,21 +5,37 @@
 //! resolved.
 
 use crate::error::KustomizeError;
+use std::collections::HashMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The most plumb reads from one file: far above any manifest, and a bound on what a
 /// `/dev/zero` or a runaway generated file can cost.
 pub const MAX_FILE_SIZE: u64 = 64 << 20;
 
 /// Where a build may read, and how much.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// A file system reads one snapshot of the tree: the directories it has resolved are
+/// remembered (shared by its clones), so a build does not ask the kernel for every component
+/// of every path again. Make a new one to see a tree that changed.
+#[derive(Debug, Clone)]
 pub struct FileSystem {
     /// The canonical root every read must stay in or below; `None` reads anywhere (the load
     /// restrictor still applies).
     root: Option<PathBuf>,
     max_file_size: u64,
+    /// Absolute, lexically clean directory paths and what they resolve to.
+    resolved_dirs: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
 }
+
+impl PartialEq for FileSystem {
+    fn eq(&self, other: &FileSystem) -> bool {
+        self.root == other.root && self.max_file_size == other.max_file_size
+    }
+}
+
+impl Eq for FileSystem {}
 
 impl Default for FileSystem {
     fn default() -> FileSystem {
@@ -43,6 +59,7 @@ impl FileSystem {
         FileSystem {
             root: None,
             max_file_size: MAX_FILE_SIZE,
+            resolved_dirs: Arc::default(),
         }
     }
 
@@ -55,6 +72,7 @@ impl FileSystem {
         Ok(FileSystem {
             root: Some(root),
             max_file_size: MAX_FILE_SIZE,
+            resolved_dirs: Arc::default(),
         })
     }
 
@@ -67,8 +85,13 @@ impl FileSystem {
     /// `path` with every symlink resolved, refused when that leaves the root. `Ok(None)` when
     /// nothing is there (a dangling symlink included).
     pub fn resolve(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
-        let real = match path.canonicalize() {
-            Ok(p) => p,
+        let resolved = match self.resolve_under_known_dir(path) {
+            Some(found) => Ok(found),
+            None => path.canonicalize().map(Some),
+        };
+        let real = match resolved {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 return Err(KustomizeError::Io {
@@ -85,6 +108,68 @@ impl FileSystem {
             }),
             _ => Ok(Some(real)),
         }
+    }
+
+    /// [`crate::loader::absolute`]: the path with symlinks resolved when it exists (inside
+    /// the root or not), else absolute and lexically clean; resolved through the directories
+    /// this file system remembers.
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        match self.resolve_under_known_dir(path) {
+            Some(Some(real)) => real,
+            _ => crate::loader::absolute(path),
+        }
+    }
+
+    /// `path.canonicalize()` for an absolute, clean path whose parent directory resolves
+    /// (remembered after the first time) and whose last component is not a symlink: the parent's
+    /// real path joined with the name, at the cost of one `lstat`. `Some(None)` when nothing is
+    /// there; `None` when this shortcut does not apply or anything fails, for the caller to ask
+    /// `canonicalize` and get its exact answer.
+    fn resolve_under_known_dir(&self, path: &Path) -> Option<Option<PathBuf>> {
+        let mut components = path.components();
+        // A trailing `/` asks for a directory, which `canonicalize` checks.
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/")
+            || components.next() != Some(Component::RootDir)
+            || !components.all(|c| matches!(c, Component::Normal(_)))
+        {
+            return None;
+        }
+        let (parent, name) = (path.parent()?, path.file_name()?);
+        let real_parent = self.resolved_dir(parent)?;
+        let candidate = real_parent.join(name);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => None,
+            Ok(meta) => {
+                if meta.is_dir() {
+                    self.remember_dir(path, &candidate);
+                }
+                Some(Some(candidate))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+            Err(_) => None,
+        }
+    }
+
+    /// The real path of the directory `dir` (absolute and clean), remembered.
+    fn resolved_dir(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(real) = self.lock_dirs().get(dir) {
+            return Some(real.clone());
+        }
+        let real = dir.canonicalize().ok()?;
+        self.remember_dir(dir, &real);
+        Some(real)
+    }
+
+    fn remember_dir(&self, dir: &Path, real: &Path) {
+        self.lock_dirs()
+            .insert(dir.to_path_buf(), real.to_path_buf());
+    }
+
+    fn lock_dirs(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, PathBuf>> {
+        // The map only caches: one left by a thread that panicked is still right.
+        self.resolved_dirs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// What is at `path`: `Ok(None)` when nothing is, an error when it is outside the root.
@@ -229,6 +314,43 @@ mod tests {
         assert!(fs.read(&through_parent).is_ok());
         assert!(fs.is_dir(&root.join("apps")));
         assert_eq!(fs.read_dir(&root).expect("list"), vec![root.join("apps")]);
+    }
+
+    #[test]
+    fn remembered_directories_resolve_as_canonicalize_does() {
+        let (tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("apps/link"))
+            .expect("symlink");
+        std::fs::write(root.join("apps/file"), "x").expect("write");
+        // Twice each: the second time the parent directory is remembered.
+        for _ in 0..2 {
+            let real = root.canonicalize().expect("canonical").join("apps/cm.yaml");
+            assert_eq!(
+                fs.resolve(&root.join("apps/cm.yaml")).expect("inside"),
+                Some(real)
+            );
+            assert_eq!(
+                fs.resolve(&root.join("apps/missing")).expect("missing"),
+                None
+            );
+            let err = fs.resolve(&root.join("apps/link/secret.yaml"));
+            assert!(
+                matches!(err, Err(KustomizeError::OutsideSource { .. })),
+                "{err:?}"
+            );
+            let err = fs.resolve(&root.join("apps/link"));
+            assert!(
+                matches!(err, Err(KustomizeError::OutsideSource { .. })),
+                "{err:?}"
+            );
+            // A file's name with a trailing slash, or a path through a file, is canonicalize's
+            // error, not a path.
+            for bad in ["apps/file/", "apps/file/x"] {
+                let path = PathBuf::from(format!("{}/{bad}", root.display()));
+                assert!(fs.resolve(&path).is_err(), "{bad}");
+            }
+        }
     }
 
     #[test]

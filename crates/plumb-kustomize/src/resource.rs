@@ -194,12 +194,51 @@ impl Resource {
         Gvk::from_api_version(self.api_version(), self.kind())
     }
 
+    /// Whether [`Resource::id`] is `id`, without building it.
+    pub fn has_id(&self, id: &ResId) -> bool {
+        let api_version = self.api_version();
+        let (group, version) = match api_version.split_once('/') {
+            Some(parts) => parts,
+            None if api_version == "builtin" => (api_version, ""),
+            None => ("", api_version),
+        };
+        self.name() == id.name
+            && self.kind() == id.gvk.kind
+            && self.namespace() == id.namespace
+            && group == id.gvk.group
+            && version == id.gvk.version
+    }
+
     /// The identity kustomize uses for this resource now.
     pub fn id(&self) -> ResId {
         ResId {
             gvk: self.gvk(),
             namespace: self.namespace().to_string(),
             name: self.name().to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn has_id_agrees_with_id() {
+        let texts = [
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\n  namespace: n\n",
+            "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: a\n",
+            "kind: Secret\nmetadata:\n  name: b\n",
+        ];
+        let resources: Vec<Resource> = texts
+            .iter()
+            .map(|t| Resource::new(plumb_yaml::parse_documents("r.yaml", t).unwrap().remove(0)))
+            .collect();
+        for a in &resources {
+            for b in &resources {
+                assert_eq!(a.has_id(&b.id()), a.id() == b.id(), "{} {}", a.id(), b.id());
+            }
         }
     }
 }

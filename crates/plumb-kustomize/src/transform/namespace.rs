@@ -89,7 +89,7 @@ pub fn run(
             })?;
         }
         let id = r.id();
-        if list.resources.iter().filter(|o| o.id() == id).count() > 1 {
+        if list.resources.iter().filter(|o| o.has_id(&id)).count() > 1 {
             return Err(KustomizeError::Other(format!(
                 "namespace transformation produces ID conflict: {id}"
             )));

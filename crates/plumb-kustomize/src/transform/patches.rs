@@ -232,7 +232,7 @@ pub(crate) fn apply_patch_entry(
                 .collect();
             for patch in patches {
                 for id in &selected {
-                    let Some(index) = list.resources.iter().position(|r| &r.id() == id) else {
+                    let Some(index) = list.resources.iter().position(|r| r.has_id(id)) else {
                         continue;
                     };
                     let patch = normalize_patch(patch.clone(), &list.resources[index]);
