@@ -226,7 +226,21 @@ fn notes_and_the_summary_line_say_what_was_assumed_and_built() {
 
 #[test]
 fn json_has_codes_statuses_and_assumptions() {
-    let (code, out, err) = run(&["build", "-o", "json", "-v"], &fixture("checkout-remote"));
+    // Offline with an empty cache: the other repositories cannot be had.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let cache_dir = cache.path().to_string_lossy().into_owned();
+    let (code, out, err) = run(
+        &[
+            "build",
+            "-o",
+            "json",
+            "-v",
+            "--offline",
+            "--cache-dir",
+            &cache_dir,
+        ],
+        &fixture("checkout-remote"),
+    );
     assert_eq!(code, Some(1), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let status = |name: &str| {
@@ -248,17 +262,17 @@ fn json_has_codes_statuses_and_assumptions() {
     assert_eq!(s, "failed");
     assert_eq!(errors[0]["code"], "source-not-found");
     let (s, _, reason) = status("remote-crds");
-    assert_eq!(s, "not-built");
+    assert_eq!(s, "unavailable");
     assert!(reason
         .as_str()
         .unwrap()
         .contains("https://github.com/example/charts"));
     assert_eq!(doc["entries"][0]["failed"], 1);
     // Without the checkout's remote, home-ops is another repository too.
-    assert_eq!(doc["entries"][0]["not_built"], 2);
+    assert_eq!(doc["entries"][0]["unavailable"], 2);
     assert!(
         err.contains(
-            "not built flux-system/remote-crds (crds): source GitRepository/flux-system/charts"
+            "unavailable flux-system/remote-crds (crds): source GitRepository/flux-system/charts"
         ),
         "{err}"
     );
