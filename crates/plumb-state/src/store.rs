@@ -451,9 +451,12 @@ impl StateStore {
         };
         match self.backend.delete_if_match(&stack.lock_key(), &lock.etag) {
             Ok(()) => Ok(()),
-            Err(BackendError::NotFound { .. } | BackendError::PreconditionFailed { .. }) => {
-                Err(broken())
-            }
+            // Gone: the stack is unlocked, which is what releasing wants. A client that
+            // retries a delete whose reply was lost sees exactly this for its own delete, so
+            // it is no sign of a broken lock (versions are safe either way: HEAD moves only
+            // with If-Match).
+            Err(BackendError::NotFound { .. }) => Ok(()),
+            Err(BackendError::PreconditionFailed { .. }) => Err(broken()),
             Err(e) => match self.backend.get(&stack.lock_key()) {
                 // The delete landed before the error (or someone else's lock is there now).
                 Ok(None) => Ok(()),
