@@ -54,6 +54,18 @@ pub struct Generator {
 }
 
 impl Generator {
+    /// The ExternalArtifacts it creates: one per `spec.artifacts[].name`, in its namespace.
+    pub fn outputs(&self) -> Vec<crate::model::Source> {
+        self.artifacts
+            .iter()
+            .map(|a| crate::model::Source {
+                id: crate::model::ObjectRef::new("ExternalArtifact", &self.namespace, &a.name),
+                url: None,
+                spec: Value::Null,
+            })
+            .collect()
+    }
+
     pub fn from_object(object: &crate::model::Object) -> Option<Generator> {
         if !object.is(GROUP, "ArtifactGenerator") {
             return None;

@@ -751,15 +751,16 @@ fn register(
                 if let Some(secret) = crate::runtime::secret_created_by(object) {
                     produced.runtime.push(secret);
                 }
-                for artifact in crate::model::generated_artifacts(object) {
-                    sources.add(artifact.clone());
-                    found_sources.push((artifact, parent_key.clone()));
-                }
                 if let Some(generator) = crate::artifact::Generator::from_object(object) {
+                    for artifact in generator.outputs() {
+                        sources.add(artifact.clone());
+                        found_sources.push((artifact, parent_key.clone()));
+                    }
                     let root = staging.root;
                     let staged = match staging.dir() {
                         Ok(dir) => crate::artifact::stage_generator(&generator, sources, root, dir),
-                        Err(e) => crate::model::generated_artifacts(object)
+                        Err(e) => generator
+                            .outputs()
                             .into_iter()
                             .map(|a| {
                                 let reason = format!("cannot stage artifacts: {e}");

@@ -332,29 +332,6 @@ impl Source {
     }
 }
 
-/// The ExternalArtifacts an ArtifactGenerator (fluxcd/source-watcher) creates: one per
-/// `spec.artifacts[].name`, in the generator's namespace.
-pub fn generated_artifacts(object: &Object) -> Vec<Source> {
-    if !object.is("source.extensions.fluxcd.io", "ArtifactGenerator") {
-        return Vec::new();
-    }
-    let ns = object.namespace_or_default();
-    object.value["spec"]["artifacts"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|a| a["name"].as_str())
-                .map(|name| Source {
-                    id: ObjectRef::new("ExternalArtifact", ns, name),
-                    url: None,
-                    spec: Value::Null,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A HelmRelease: where its chart comes from and what it waits for.
 #[derive(Debug, Clone)]
 pub struct HelmRelease {

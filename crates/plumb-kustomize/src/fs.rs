@@ -206,18 +206,18 @@ impl FileSystem {
         path.exists()
     }
 
+    /// [`FileSystem::resolve`], with nothing there an error that names `path`.
+    fn resolve_existing(&self, path: &Path) -> Result<PathBuf, KustomizeError> {
+        self.resolve(path)?.ok_or_else(|| KustomizeError::Io {
+            path: path.to_path_buf(),
+            message: "no such file or directory".into(),
+        })
+    }
+
     /// The bytes of a regular file inside the root, at most the cap.
     pub fn read(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
-        let io = |e: std::io::Error| KustomizeError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        let Some(real) = self.resolve(path)? else {
-            return Err(KustomizeError::Io {
-                path: path.to_path_buf(),
-                message: "no such file or directory".into(),
-            });
-        };
+        let io = io_error(path);
+        let real = self.resolve_existing(path)?;
         // Checked before the open: opening a FIFO blocks until something writes to it.
         let meta = std::fs::metadata(&real).map_err(io)?;
         if meta.is_dir() {
@@ -258,16 +258,8 @@ impl FileSystem {
     /// The names in a directory inside the root, sorted; each joined to `path` as given, so
     /// that the caller's paths stay as the user wrote them.
     pub fn read_dir(&self, path: &Path) -> Result<Vec<PathBuf>, KustomizeError> {
-        let io = |e: std::io::Error| KustomizeError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        let Some(real) = self.resolve(path)? else {
-            return Err(KustomizeError::Io {
-                path: path.to_path_buf(),
-                message: "no such file or directory".into(),
-            });
-        };
+        let io = io_error(path);
+        let real = self.resolve_existing(path)?;
         let mut names = std::fs::read_dir(real)
             .map_err(io)?
             .map(|e| e.map(|e| e.file_name()))
@@ -284,6 +276,14 @@ fn shown(path: &Path) -> PathBuf {
         crate::loader::clean(path)
     } else {
         crate::loader::clean(&std::env::current_dir().unwrap_or_default().join(path))
+    }
+}
+
+/// An I/O error on `path`, as the build reports it.
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> KustomizeError + Copy + '_ {
+    move |e| KustomizeError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
     }
 }
 
