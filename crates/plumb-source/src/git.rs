@@ -199,6 +199,6 @@ fn error_text(e: &gix::Error) -> String {
 }
 
 /// HTTPS through reqwest needs a rustls crypto provider; ring, as plumb-state uses.
-fn install_tls_provider() {
+pub(crate) fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
