@@ -41,7 +41,7 @@ pub(crate) fn extract_tar_gz(reader: impl Read, dest: &Path) -> Result<(), Archi
             path: shown.clone(),
             reason: reason.to_owned(),
         };
-        let components = relative_components(&raw).map_err(|why| unsafe_entry(why))?;
+        let components = relative_components(&raw).map_err(unsafe_entry)?;
         if components.is_empty() {
             // The archive's root directory (`./`).
             continue;
@@ -51,7 +51,11 @@ pub(crate) fn extract_tar_gz(reader: impl Read, dest: &Path) -> Result<(), Archi
             EntryType::Directory => make_dirs(dest, &components)?,
             EntryType::Regular | EntryType::Continuous => {
                 make_dirs(dest, &components[..components.len() - 1])?;
-                let executable = entry.header().mode().map(|m| m & 0o111 != 0).unwrap_or(false);
+                let executable = entry
+                    .header()
+                    .mode()
+                    .map(|m| m & 0o111 != 0)
+                    .unwrap_or(false);
                 let mut file = create_file(&target, executable, &shown)?;
                 loop {
                     let n = entry.read(&mut buf).map_err(corrupt)?;

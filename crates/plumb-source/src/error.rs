@@ -91,7 +91,9 @@ pub enum OciError {
         detail: String,
     },
     /// What the registry sent does not hash to the digest that names it.
-    #[error("{what} of OCI repository {url} ({reference}) has digest {actual}, expected {expected}")]
+    #[error(
+        "{what} of OCI repository {url} ({reference}) has digest {actual}, expected {expected}"
+    )]
     DigestMismatch {
         url: String,
         reference: String,

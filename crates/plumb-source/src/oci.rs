@@ -194,7 +194,8 @@ impl Pin {
             return Ok(Pin::Digest(digest.to_owned()));
         }
         if let Some(text) = set(&r.semver) {
-            let range = Range::parse(text).map_err(|e| format!("semver '{text}' parse error: {e}"))?;
+            let range =
+                Range::parse(text).map_err(|e| format!("semver '{text}' parse error: {e}"))?;
             let filter = match set(&r.semver_filter) {
                 Some(f) => Some((
                     f.to_owned(),
@@ -407,7 +408,10 @@ impl<'a> OciFetch<'a> {
             .ok_or_else(|| OciError::Registry {
                 url: self.source.url.clone(),
                 reference: self.reference.clone(),
-                message: format!("{} vanished from the cache", self.tree_dir(&digest).display()),
+                message: format!(
+                    "{} vanished from the cache",
+                    self.tree_dir(&digest).display()
+                ),
             })
     }
 
@@ -430,7 +434,10 @@ impl<'a> OciFetch<'a> {
             .ok_or_else(|| OciError::NotFound {
                 url: self.source.url.clone(),
                 reference: self.reference.clone(),
-                detail: format!("no match found for the semver range among {} tags", tags.len()),
+                detail: format!(
+                    "no match found for the semver range among {} tags",
+                    tags.len()
+                ),
             })?;
         Ok(if helm {
             chosen.replace('+', "_")
@@ -691,7 +698,10 @@ mod tests {
         let s = OciSource::from_spec("oci://r/a", &spec).unwrap();
         assert_eq!(s.reference.semver.as_deref(), Some(">=1.0.0"));
         assert_eq!(s.reference.semver_filter.as_deref(), Some(".*-rc.*"));
-        assert_eq!(s.layer_selector.media_type.as_deref(), Some("application/x"));
+        assert_eq!(
+            s.layer_selector.media_type.as_deref(),
+            Some("application/x")
+        );
         assert_eq!(s.layer_selector.operation, LayerOperation::Copy);
         assert!(s.insecure);
         assert_eq!(s.ignore.as_deref(), Some("*.md\n"));

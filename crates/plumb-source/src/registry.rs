@@ -34,7 +34,10 @@ pub(crate) enum RegistryError {
     Unreachable(String),
     NotFound(String),
     Unauthorized(String),
-    DigestMismatch { expected: String, actual: String },
+    DigestMismatch {
+        expected: String,
+        actual: String,
+    },
     /// Writing a downloaded blob to the cache failed.
     Io(std::io::Error),
     Protocol(String),
@@ -104,13 +107,16 @@ impl Repository {
     /// Whether go-containerregistry would fall back to plain HTTP for this registry without
     /// `insecure`: `localhost`, loopback and private addresses.
     fn local(&self) -> bool {
-        let host = self.registry.rsplit_once(':').map_or(self.registry.as_str(), |(h, p)| {
-            if p.bytes().all(|b| b.is_ascii_digit()) {
-                h
-            } else {
-                self.registry.as_str()
-            }
-        });
+        let host = self
+            .registry
+            .rsplit_once(':')
+            .map_or(self.registry.as_str(), |(h, p)| {
+                if p.bytes().all(|b| b.is_ascii_digit()) {
+                    h
+                } else {
+                    self.registry.as_str()
+                }
+            });
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if host == "localhost" {
             return true;
@@ -245,7 +251,11 @@ impl Client {
             request = request.header(AUTHORIZATION, credentials.basic());
         }
         let response = request.send().map_err(|e| {
-            RegistryError::Unreachable(format!("token service {}: {}", strip_query(&url), error_chain(&e)))
+            RegistryError::Unreachable(format!(
+                "token service {}: {}",
+                strip_query(&url),
+                error_chain(&e)
+            ))
         })?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
@@ -317,7 +327,9 @@ impl Client {
         while let Some(url) = next.take() {
             pages += 1;
             if pages > 10_000 {
-                return Err(RegistryError::Protocol("tag list pagination does not end".into()));
+                return Err(RegistryError::Protocol(
+                    "tag list pagination does not end".into(),
+                ));
             }
             let response = self.send(self.http.get(url.clone()), "listing tags")?;
             next = next_page(&url, response.headers())?;
@@ -424,7 +436,10 @@ impl Client {
 /// `sha256:<64 lowercase hex>`.
 pub(crate) fn valid_digest(digest: &str) -> bool {
     digest.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -598,17 +613,25 @@ mod tests {
     #[test]
     fn urls_as_source_controller_reads_them() {
         let r = Repository::parse("oci://ghcr.io/org/app").unwrap();
-        assert_eq!((r.registry.as_str(), r.name.as_str()), ("ghcr.io", "org/app"));
+        assert_eq!(
+            (r.registry.as_str(), r.name.as_str()),
+            ("ghcr.io", "org/app")
+        );
         let r = Repository::parse("oci://127.0.0.1:5000/app").unwrap();
         assert_eq!(r.registry, "127.0.0.1:5000");
         assert!(r.local());
         let r = Repository::parse("oci://docker.io/nginx").unwrap();
-        assert_eq!((r.registry.as_str(), r.name.as_str()), ("index.docker.io", "library/nginx"));
+        assert_eq!(
+            (r.registry.as_str(), r.name.as_str()),
+            ("index.docker.io", "library/nginx")
+        );
         assert_eq!(r.api_host(), "registry-1.docker.io");
         assert!(!Repository::parse("oci://ghcr.io/a").unwrap().local());
         assert!(Repository::parse("oci://192.168.1.2/a").unwrap().local());
         assert!(Repository::parse("https://ghcr.io/a").is_err());
-        assert!(Repository::parse("oci://ghcr.io/a:v1").unwrap_err().contains(":v1"));
+        assert!(Repository::parse("oci://ghcr.io/a:v1")
+            .unwrap_err()
+            .contains(":v1"));
         assert!(Repository::parse("oci://ghcr.io/").is_err());
         assert!(Repository::parse("oci://ghcr.io/Upper").is_err());
     }
@@ -627,7 +650,10 @@ mod tests {
                 ("scope".to_owned(), "repository:a/b:pull".to_owned()),
             ]
         );
-        assert_eq!(parse_challenge(r#"Basic realm="Registry Realm""#).0, "Basic");
+        assert_eq!(
+            parse_challenge(r#"Basic realm="Registry Realm""#).0,
+            "Basic"
+        );
 
         let current = Url::parse("http://r:5000/v2/a/tags/list").unwrap();
         let mut headers = HeaderMap::new();
