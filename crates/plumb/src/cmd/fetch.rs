@@ -5,7 +5,7 @@
 use clap::Args;
 use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, GitSource, Mode};
+use plumb_source::{Cache, GitSource, LayerOperation, Mode, OciSource};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -36,7 +36,8 @@ impl FetchArgs {
     }
 }
 
-/// Fetches GitRepositories through plumb-source; other kinds are not fetched yet.
+/// Fetches GitRepositories and OCIRepositories through plumb-source; other kinds are not
+/// fetched yet.
 #[derive(Debug)]
 pub struct SourceFetcher {
     cache: Cache,
@@ -49,6 +50,9 @@ impl Fetcher for SourceFetcher {
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
         };
+        if kind == "OCIRepository" {
+            return self.fetch_oci(url, &source.spec);
+        }
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
                 "fetching a {kind} is not supported yet"
@@ -62,6 +66,26 @@ impl Fetcher for SourceFetcher {
         let git = GitSource::from_spec(url, &source.spec);
         self.cache
             .fetch_git(&git, self.mode)
+            .map(|a| Fetched {
+                dir: a.dir,
+                revision: a.revision,
+            })
+            .map_err(|e| Unfetched::Failed(e.to_string()))
+    }
+}
+
+impl SourceFetcher {
+    fn fetch_oci(&self, url: &str, spec: &serde_json::Value) -> Result<Fetched, Unfetched> {
+        let oci = OciSource::from_spec(url, spec).map_err(|e| Unfetched::Failed(e.to_string()))?;
+        if oci.layer_selector.operation == LayerOperation::Copy {
+            // kustomize-controller would untar the copied layer; plumb does not build from it yet
+            // rather than build an empty directory.
+            return Err(Unfetched::Unsupported(
+                "building from an OCIRepository with layerSelector.operation copy is not supported yet".into(),
+            ));
+        }
+        self.cache
+            .fetch_oci(&oci, self.mode)
             .map(|a| Fetched {
                 dir: a.dir,
                 revision: a.revision,
