@@ -206,7 +206,7 @@ impl Client {
                     "basic" => {
                         let credentials = credentials.ok_or_else(|| {
                             RegistryError::Unauthorized(
-                                "the registry asks for credentials and the Docker configuration has none for it".into(),
+                                "the registry asks for Basic credentials".into(),
                             )
                         })?;
                         self.authorization = Some(credentials.basic());
