@@ -217,7 +217,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     let cluster = Cluster {
         config: &config,
         discovery: &discovery,
-        remotes: sync::checkout_remotes(&root),
+        checkout: sync::checkout(&root),
         fetched: Default::default(),
         file_systems: FileSystems::default(),
     };
@@ -258,7 +258,7 @@ impl Staging<'_> {
 struct Cluster<'a> {
     config: &'a Config,
     discovery: &'a Discovery,
-    remotes: Vec<String>,
+    checkout: sync::Checkout,
     /// Remote sources fetched so far, shared by every entry.
     fetched: crate::fetch::FetchOnce,
     /// One file system per source tree, shared by every entry.
@@ -432,7 +432,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         .iter()
         .map(cluster_sync_inference)
         .collect();
-    sources.remotes = cluster.remotes.clone();
+    sources.checkout = cluster.checkout.clone();
     let mut nodes: Vec<Node> = Vec::new();
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
