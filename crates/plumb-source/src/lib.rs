@@ -22,10 +22,12 @@ mod cache;
 mod error;
 mod git;
 mod ignore;
+mod mirror;
 mod reference;
 mod semver_range;
 mod tree;
 
 pub use cache::{Artifact, Cache, GitSource, Mode};
 pub use error::FetchError;
+pub use mirror::{Mirror, Mirrors};
 pub use reference::{GitRef, DEFAULT_BRANCH};

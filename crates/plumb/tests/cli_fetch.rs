@@ -1,6 +1,7 @@
 //! `plumb build` with a GitRepository in another repository, served by a real `git daemon` on
 //! loopback: fetched into the cache and built; built again `--offline` with the server stopped;
-//! unavailable, naming the URL, when nothing serves it.
+//! unavailable, naming the URL, when nothing serves it; fetched from a mirror that the
+//! repository's `.plumb.yaml` or the user's configuration file names.
 
 #[path = "../../plumb-source/tests/support/git_server.rs"]
 mod git_server;
@@ -33,8 +34,22 @@ fn flux_repo(root: &Path, url: &str) {
 }
 
 fn build(repo: &Path, cache: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
+    build_with(repo, cache, extra, None)
+}
+
+fn build_with(
+    repo: &Path,
+    cache: &Path,
+    extra: &[&str],
+    user_config: Option<&Path>,
+) -> (Option<i32>, String, String) {
+    let mut command = Command::cargo_bin("plumb").unwrap();
+    match user_config {
+        Some(path) => command.env("PLUMB_CONFIG", path),
+        // No user configuration of the machine running the tests.
+        None => command.env("PLUMB_CONFIG", cache.join("no-user-config.yaml")),
+    };
+    let out = command
         .args(["build", "-v", "-o", "names", "--cache-dir"])
         .arg(cache)
         .args(extra)
@@ -91,4 +106,66 @@ fn a_git_repository_nothing_serves_is_unavailable_with_its_url() {
     );
     let (_, _, err) = build(&repo, &tmp.path().join("empty-cache"), &["--offline"]);
     assert!(err.contains("is unavailable"), "{err}");
+}
+
+#[test]
+fn mirrors_fetch_a_git_repository_from_a_local_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let upstream = Repo::init(&served.join("org"), "crds.git", "main");
+    upstream.write(
+        "crds/crontab.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fetched-from-mirror, namespace: default}\n",
+    );
+    upstream.commit("crds");
+    let daemon = Daemon::start(&served);
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, "https://git.example.invalid/org/crds.git");
+    let local = daemon.url("");
+    let local = local.trim_end_matches('/');
+    write(
+        &repo,
+        ".plumb.yaml",
+        &format!("mirrors:\n- from: https://git.example.invalid\n  to: {local}\n"),
+    );
+    let cache = tmp.path().join("cache");
+    let (code, out, err) = build(&repo, &cache, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("ConfigMap/default/fetched-from-mirror"),
+        "{out}"
+    );
+
+    // The user's own rule wins over the repository's: here it points at nothing.
+    let dead = format!("git://127.0.0.1:{}", free_port());
+    let user = tmp.path().join("user.yaml");
+    write(
+        tmp.path(),
+        "user.yaml",
+        &format!(
+            "mirrors:\n- from: git.example.invalid/org\n  to: {}\n",
+            &dead["git://".len()..]
+        ),
+    );
+    let (code, _, err) = build_with(&repo, &tmp.path().join("cache2"), &[], Some(&user));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "fetched from mirror https://{}/crds.git",
+            &dead["git://".len()..]
+        )),
+        "{err}"
+    );
+
+    // A broken user configuration names its file and line.
+    write(tmp.path(), "user.yaml", "mirrors:\n- from: x\n");
+    let (code, _, err) = build_with(&repo, &cache, &[], Some(&user));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:2: a mirror needs a non-empty `to`",
+            user.display()
+        )),
+        "{err}"
+    );
 }

@@ -56,12 +56,18 @@ pub fn build(
             return Err(ExitCode::from(2));
         }
     };
+    let fetcher = match fetch.fetcher(repo) {
+        Ok(fetcher) => fetcher,
+        Err(message) => {
+            crate::report::error(&message);
+            return Err(ExitCode::from(2));
+        }
+    };
     let options = Options {
         entries,
         mode,
         age_keys,
-        fetcher: fetch
-            .fetcher()
+        fetcher: fetcher
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
     };
     build_repository(repo, &options).map_err(|e| {

@@ -1,12 +1,14 @@
 //! The fetcher `plumb build`, `check` and `graph` give the Flux build: plumb-source's cache
 //! (`--cache-dir`, else `PLUMB_CACHE_DIR` or the user's cache directory), online unless
-//! `--offline`.
+//! `--offline`; URLs rewritten by the `mirrors:` of the user's configuration file, then of the
+//! repository's `.plumb.yaml`.
 
 use clap::Args;
+use plumb_flux::config::UserConfig;
 use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, GitSource, Mode};
-use std::path::PathBuf;
+use plumb_source::{Cache, GitSource, Mirror, Mirrors, Mode};
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FetchArgs {
@@ -20,9 +22,31 @@ pub struct FetchArgs {
 }
 
 impl FetchArgs {
-    /// The fetcher, or `None` when no cache directory can be found (then sources in other
-    /// repositories are reported as not fetched).
-    pub fn fetcher(&self) -> Option<SourceFetcher> {
+    /// The fetcher for the repository at `repo`, or `None` when no cache directory can be
+    /// found (then sources in other repositories are reported as not fetched). `Err` is an
+    /// unusable user configuration file, its message naming the file and line.
+    pub fn fetcher(&self, repo: &Path) -> Result<Option<SourceFetcher>, String> {
+        let rules = |list: Vec<plumb_flux::config::MirrorRule>| {
+            list.into_iter()
+                .map(|r| Mirror {
+                    from: r.from,
+                    to: r.to,
+                })
+                .collect::<Vec<_>>()
+        };
+        let user = match UserConfig::path_from_env() {
+            Some(path) => UserConfig::load(&path).map_err(|e| e.to_string())?.mirrors,
+            None => Vec::new(),
+        };
+        // An unusable .plumb.yaml is reported by the build itself, with its line.
+        let repository = plumb_flux::config::Config::load(repo)
+            .map(|c| c.mirrors)
+            .unwrap_or_default();
+        let mirrors = Mirrors::new(rules(user)).then(rules(repository));
+        Ok(self.cache_fetcher(mirrors))
+    }
+
+    fn cache_fetcher(&self, mirrors: Mirrors) -> Option<SourceFetcher> {
         let cache = match &self.cache_dir {
             Some(dir) => Cache::new(dir),
             None => Cache::from_env()?,
@@ -32,7 +56,11 @@ impl FetchArgs {
         } else {
             Mode::Online
         };
-        Some(SourceFetcher { cache, mode })
+        Some(SourceFetcher {
+            cache,
+            mode,
+            mirrors,
+        })
     }
 }
 
@@ -41,6 +69,7 @@ impl FetchArgs {
 pub struct SourceFetcher {
     cache: Cache,
     mode: Mode,
+    mirrors: Mirrors,
 }
 
 impl Fetcher for SourceFetcher {
@@ -48,6 +77,12 @@ impl Fetcher for SourceFetcher {
         let kind = source.id.kind.as_str();
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
+        };
+        let mirrored = self.mirrors.rewrite(url);
+        let url = mirrored.as_deref().unwrap_or(url);
+        let failed = |message: String| match &mirrored {
+            Some(m) => Unfetched::Failed(format!("fetched from mirror {m}: {message}")),
+            None => Unfetched::Failed(message),
         };
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
@@ -66,6 +101,6 @@ impl Fetcher for SourceFetcher {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| Unfetched::Failed(e.to_string()))
+            .map_err(|e| failed(e.to_string()))
     }
 }
