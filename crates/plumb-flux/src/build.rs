@@ -857,6 +857,16 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
             let why = match fetched {
                 Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
+                Err(Unfetched::Broken(why)) => {
+                    return Built::failed(
+                        source::clean_relative(&raw_path),
+                        Diagnostic::error(
+                            Code::SourceNotReady,
+                            format!("source {}{url} is not ready: {why}", ks.source_ref),
+                        )
+                        .at(ks.object.node_at(&["spec", "sourceRef"])),
+                    );
+                }
                 Err(why) => {
                     let (not_built, unavailable) = match why {
                         Unfetched::Unsupported(why) => (
@@ -866,7 +876,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                             )),
                             None,
                         ),
-                        Unfetched::Failed(why) => (
+                        Unfetched::Failed(why) | Unfetched::Broken(why) => (
                             None,
                             Some(format!(
                                 "source {}{url} is unavailable: {why}",

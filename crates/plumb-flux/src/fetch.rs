@@ -22,9 +22,13 @@ pub struct Fetched {
 pub enum Unfetched {
     /// The fetcher does not fetch this kind of source (yet): what uses it is not built.
     Unsupported(String),
-    /// The fetch failed (unreachable, no such ref, offline and not cached): what uses it is
-    /// unavailable. The message names the source's URL.
+    /// The fetch could not be done here (the server unreachable, offline and not cached, the
+    /// cache not writable): what uses it is unavailable. The message names the source's URL.
     Failed(String),
+    /// The server answered and the source is wrong (no such branch or tag, a corrupt archive,
+    /// a path that would leave the artifact): source-controller would mark it not ready, and
+    /// what uses it fails. The message names the source's URL.
+    Broken(String),
 }
 
 /// Fetches the artifact of a source object.

@@ -177,6 +177,9 @@ impl<'a> Fetch<'a> {
 
     fn cached(&self, commit: &str, tag: Option<&str>) -> Option<Artifact> {
         let dir = self.tree_dir(commit);
+        if dir.is_dir() {
+            crate::manage::touch(&dir);
+        }
         dir.is_dir().then(|| Artifact {
             dir,
             revision: self.checkout.revision(commit, tag),
@@ -203,6 +206,7 @@ impl<'a> Fetch<'a> {
             .and_then(|()| fs::create_dir_all(self.repo_dir.join("refs")))
             .and_then(|()| tempfile::Builder::new().prefix("git-").tempdir_in(&tmp))
             .map_err(|e| self.not_writable(e))?;
+        crate::manage::record_source(&self.repo_dir, &self.source.url);
         let session = Session::init(&work.path().join("repo.git")).map_err(|e| self.remote(e))?;
         let resolved = session
             .resolve_and_fetch(

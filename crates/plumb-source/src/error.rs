@@ -57,3 +57,17 @@ pub enum FetchError {
         message: String,
     },
 }
+
+impl FetchError {
+    /// Whether the source itself is wrong (the server answered: no such ref, an unsafe path, a
+    /// malformed ref), as opposed to a fetch that could not be done here (unreachable, offline,
+    /// the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            FetchError::RefNotFound { .. }
+                | FetchError::InvalidRef { .. }
+                | FetchError::UnsafePath { .. }
+        )
+    }
+}

@@ -22,6 +22,7 @@ mod cache;
 mod error;
 mod git;
 mod ignore;
+mod manage;
 mod mirror;
 mod reference;
 mod semver_range;
@@ -29,5 +30,6 @@ mod tree;
 
 pub use cache::{Artifact, Cache, GitSource, Mode};
 pub use error::FetchError;
+pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};
 pub use reference::{GitRef, DEFAULT_BRANCH};

@@ -96,8 +96,8 @@ fn a_git_repository_nothing_serves_is_unavailable_with_its_url() {
     let url = format!("git://127.0.0.1:{}/crds.git", free_port());
     flux_repo(&repo, &url);
     let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
-    // Not an error of the repository: exit 0, and the summary counts it apart.
-    assert_eq!(code, Some(0), "{err}");
+    // The build is incomplete: exit 1, and the summary counts it apart from failures.
+    assert_eq!(code, Some(1), "{err}");
     assert!(out.contains("Namespace//apps"), "{out}");
     assert!(err.contains(&format!("unavailable flux-system/crds (crds): source GitRepository/flux-system/crds ({url}) is unavailable")), "{err}");
     assert!(
@@ -148,7 +148,7 @@ fn mirrors_fetch_a_git_repository_from_a_local_server() {
         ),
     );
     let (code, _, err) = build_with(&repo, &tmp.path().join("cache2"), &[], Some(&user));
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(&format!(
             "fetched from mirror https://{}/crds.git",
@@ -168,4 +168,100 @@ fn mirrors_fetch_a_git_repository_from_a_local_server() {
         )),
         "{err}"
     );
+}
+
+#[test]
+fn a_ref_that_does_not_exist_fails_the_kustomization_at_its_source_ref() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let upstream = Repo::init(&served, "crds.git", "trunk");
+    upstream.write(
+        "crds/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    upstream.commit("crds");
+    let daemon = Daemon::start(&served);
+    let repo = tmp.path().join("repo");
+    let url = daemon.url("crds.git");
+    flux_repo(&repo, &url);
+    let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("error: source GitRepository/flux-system/crds ({url}) is not ready: branch \"main\" not found in git repository {url}")),
+        "{err}"
+    );
+    assert!(err.contains("clusters/dev/sources.yaml:"), "{err}");
+    assert!(err.contains("1 failed"), "{err}");
+}
+
+#[test]
+fn cache_ls_gc_and_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let upstream = Repo::init(&served, "crds.git", "main");
+    upstream.write(
+        "crds/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    let commit = upstream.commit("crds");
+    let daemon = Daemon::start(&served);
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &daemon.url("crds.git"));
+    let cache = tmp.path().join("cache");
+    let (code, _, err) = build(&repo, &cache, &[]);
+    assert_eq!(code, Some(0), "{err}");
+
+    let cache_cmd = |args: &[&str]| {
+        let out = Command::cargo_bin("plumb")
+            .unwrap()
+            .arg("cache")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = cache_cmd(&["ls"]);
+    assert_eq!(code, Some(0), "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("git "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(&daemon.url("crds.git")) && line.contains(&commit),
+        "{line}"
+    );
+    assert!(out.contains("1 revisions,"), "{out}");
+    let (_, json, _) = cache_cmd(&["ls", "-o", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["entries"][0]["revision"], commit.as_str());
+    assert_eq!(doc["entries"][0]["kind"], "git");
+
+    // Used a moment ago: a 30-day gc keeps it, a 0s one removes it.
+    let (code, out, _) = cache_cmd(&["gc"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("removed 0 revisions"), "{out}");
+    let (_, out, _) = cache_cmd(&["gc", "--older-than", "0s"]);
+    assert!(
+        out.contains(&format!("removed git {} {commit}", daemon.url("crds.git"))),
+        "{out}"
+    );
+    let (code, _, err) = build(&repo, &cache, &["--offline"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("is not in the cache"), "{err}");
+
+    let (code, _, _) = build(&repo, &cache, &[]);
+    assert_eq!(code, Some(0));
+    let (_, out, _) = cache_cmd(&["clear"]);
+    assert!(out.contains("cleared 1 revisions"), "{out}");
+    let (_, out, _) = cache_cmd(&["ls"]);
+    assert!(out.contains("is empty"), "{out}");
+    let (code, _, err) = cache_cmd(&["gc", "--older-than", "3w"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("the unit is d, h, m or s"), "{err}");
 }

@@ -138,7 +138,9 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
-    if report_diagnostics(&result, verbosity) {
+    // A source that could not be fetched leaves the build incomplete: not a success.
+    let errors = report_diagnostics(&result, verbosity);
+    if errors || result.summary().unavailable > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -80,9 +80,16 @@ impl Fetcher for SourceFetcher {
         };
         let mirrored = self.mirrors.rewrite(url);
         let url = mirrored.as_deref().unwrap_or(url);
-        let failed = |message: String| match &mirrored {
-            Some(m) => Unfetched::Failed(format!("fetched from mirror {m}: {message}")),
-            None => Unfetched::Failed(message),
+        let failed = |e: plumb_source::FetchError| {
+            let message = match &mirrored {
+                Some(m) => format!("fetched from mirror {m}: {e}"),
+                None => e.to_string(),
+            };
+            if e.is_source_error() {
+                Unfetched::Broken(message)
+            } else {
+                Unfetched::Failed(message)
+            }
         };
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
@@ -101,6 +108,6 @@ impl Fetcher for SourceFetcher {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| failed(e.to_string()))
+            .map_err(failed)
     }
 }

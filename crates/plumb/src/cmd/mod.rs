@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod explain;
 pub mod fetch;
