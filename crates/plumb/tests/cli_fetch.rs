@@ -106,6 +106,20 @@ fn a_git_repository_nothing_serves_is_unavailable_with_its_url() {
     );
     let (_, _, err) = build(&repo, &tmp.path().join("empty-cache"), &["--offline"]);
     assert!(err.contains("is unavailable"), "{err}");
+    // plumb check says what it could not check.
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["check", "--cache-dir"])
+        .arg(tmp.path().join("cache"))
+        .arg(&repo)
+        .env("PLUMB_CONFIG", tmp.path().join("none.yaml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not checked: 0 failed to build, 0 not built, 1 unavailable (-v lists them)"),
+        "{err}"
+    );
 }
 
 #[test]
