@@ -848,7 +848,10 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         }
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
             let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
-                (Some(f), Some(source)) => ctx.fetched.fetch(f, source),
+                (Some(f), Some(source)) => {
+                    let secret = crate::fetch::source_secret(source, ctx.produced, ctx.keys);
+                    ctx.fetched.fetch(f, source, secret.as_ref())
+                }
                 _ => Err(Unfetched::Failed(format!(
                     "source {} has no URL",
                     ks.source_ref

@@ -34,6 +34,25 @@ pub struct GitSource {
     pub reference: GitRef,
     /// `spec.ignore`: replaces the default exclusions (not the VCS ones) when set.
     pub ignore: Option<String>,
+    /// For a server that asks: from the source's `spec.secretRef`, or `GITHUB_TOKEN`.
+    pub credentials: Option<Credentials>,
+}
+
+/// A user name and password (or token) for a git server over HTTP(S). The cache keeps what
+/// one identity fetched apart from another's; the password is never printed nor stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Whether a fetch may use the network.
@@ -157,7 +176,14 @@ impl<'a> Fetch<'a> {
         Ok(Fetch {
             cache,
             source,
-            repo_dir: cache.root.join("git").join(sha256_hex(&source.url)),
+            repo_dir: cache
+                .root
+                .join("git")
+                .join(sha256_hex(&match &source.credentials {
+                    // The identity, never the secret.
+                    Some(c) => format!("{}\n{}", source.url, c.username),
+                    None => source.url.clone(),
+                })),
             checkout,
             range,
             ignore_suffix,
@@ -211,6 +237,7 @@ impl<'a> Fetch<'a> {
         let resolved = session
             .resolve_and_fetch(
                 &self.source.url,
+                self.source.credentials.as_ref(),
                 &self.checkout,
                 self.range.as_ref(),
                 |resolved| !self.tree_dir(&resolved.commit).is_dir(),
@@ -370,6 +397,7 @@ impl GitSource {
                 commit: text(&r["commit"]),
             },
             ignore: text(&spec["ignore"]),
+            credentials: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 use gix::protocol::handshake::Ref;
 use gix::remote::Direction;
 
+use crate::cache::Credentials;
 use crate::reference::Checkout;
 use crate::semver_range::{self, Range};
 
@@ -46,6 +47,7 @@ impl Session {
     pub(crate) fn resolve_and_fetch(
         &self,
         url: &str,
+        credentials: Option<&Credentials>,
         checkout: &Checkout,
         range: Option<&Range>,
         needed: impl FnOnce(&Resolved) -> bool,
@@ -61,6 +63,25 @@ impl Session {
         let connection = remote
             .connect(Direction::Fetch)
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        // Given credentials answer the server's challenge; without them, the git
+        // configuration's credential helpers do, as `git fetch` would.
+        let given = credentials.cloned();
+        let connection = match given {
+            Some(c) => connection.with_credentials(move |action| match action {
+                gix::credentials::helper::Action::Get(ctx) => {
+                    Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: c.username.clone(),
+                            password: c.password.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: ctx.into(),
+                    }))
+                }
+                _ => Ok(None),
+            }),
+            None => connection,
+        };
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;

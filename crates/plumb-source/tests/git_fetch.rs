@@ -44,6 +44,7 @@ fn source(url: &str, reference: GitRef) -> GitSource {
         url: url.to_owned(),
         reference,
         ignore: None,
+        credentials: None,
     }
 }
 

@@ -3,6 +3,8 @@
 //! unavailable, naming the URL, when nothing serves it; fetched from a mirror that the
 //! repository's `.plumb.yaml` or the user's configuration file names.
 
+#[path = "../../plumb-source/tests/support/git_http.rs"]
+mod git_http;
 #[path = "../../plumb-source/tests/support/git_server.rs"]
 mod git_server;
 
@@ -278,4 +280,69 @@ fn cache_ls_gc_and_clear() {
     let (code, _, err) = cache_cmd(&["gc", "--older-than", "3w"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("the unit is d, h, m or s"), "{err}");
+}
+
+#[test]
+fn the_secret_ref_of_a_git_repository_authenticates_its_fetch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let upstream = Repo::init(&served, "private.git", "main");
+    upstream.write(
+        "crds/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private-config, namespace: default}\n",
+    );
+    upstream.commit("crds");
+    let server = git_http::HttpGit::start(&served, Some(("bot", "hunter2-token")));
+    let url = server.url("private.git/.git");
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &url);
+    let cache = tmp.path().join("cache");
+    let home = tmp.path().join("home");
+    let run = |repo: &Path| {
+        let out = Command::cargo_bin("plumb")
+            .unwrap()
+            .args(["build", "-v", "-o", "names", "--cache-dir"])
+            .arg(&cache)
+            .arg(repo)
+            .env("PLUMB_CONFIG", tmp.path().join("none.yaml"))
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Without the Secret: refused, unavailable.
+    let (code, _, err) = run(&repo);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&format!("({url}) is unavailable")), "{err}");
+
+    // The GitRepository names a Secret the repository holds.
+    let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
+    let sources = sources.replace(
+        "  ref: {branch: main}\n",
+        "  ref: {branch: main}\n  secretRef: {name: git-auth}\n",
+    );
+    write(&repo, "clusters/dev/sources.yaml", &sources);
+    write(
+        &repo,
+        "clusters/dev/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: git-auth, namespace: flux-system}\nstringData: {username: bot, password: wrong-token}\n",
+    );
+    let (code, _, err) = run(&repo);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("wrong-token"), "{err}");
+    write(
+        &repo,
+        "clusters/dev/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: git-auth, namespace: flux-system}\nstringData: {username: bot, password: hunter2-token}\n",
+    );
+    let (code, out, err) = run(&repo);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ConfigMap/default/private-config"), "{out}");
+    assert!(!err.contains("hunter2"), "{err}");
 }

@@ -5,9 +5,9 @@
 
 use clap::Args;
 use plumb_flux::config::UserConfig;
-use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
+use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, GitSource, Mirror, Mirrors, Mode};
+use plumb_source::{Cache, Credentials, GitSource, Mirror, Mirrors, Mode};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
@@ -74,6 +74,14 @@ pub struct SourceFetcher {
 
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
+        self.fetch_with(source, None)
+    }
+
+    fn fetch_with(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
         let kind = source.id.kind.as_str();
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
@@ -101,7 +109,8 @@ impl Fetcher for SourceFetcher {
                 "fetching over ssh is not supported yet".into(),
             ));
         }
-        let git = GitSource::from_spec(url, &source.spec);
+        let mut git = GitSource::from_spec(url, &source.spec);
+        git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
         self.cache
             .fetch_git(&git, self.mode)
             .map(|a| Fetched {
@@ -109,5 +118,64 @@ impl Fetcher for SourceFetcher {
                 revision: a.revision,
             })
             .map_err(failed)
+    }
+}
+
+/// The credentials for a git fetch from `url`: the `username` and `password` of the source's
+/// `spec.secretRef` when the build has that Secret, else `GITHUB_TOKEN` for an https URL on
+/// github.com; `None` leaves it to the git configuration's credential helpers.
+fn git_credentials(
+    url: &str,
+    secret: Option<&SecretData>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<Credentials> {
+    if let Some(secret) = secret {
+        if let (Some(username), Some(password)) = (secret.get("username"), secret.get("password")) {
+            return Some(Credentials {
+                username: username.to_string(),
+                password: password.to_string(),
+            });
+        }
+    }
+    let github = url
+        .strip_prefix("https://")
+        .is_some_and(|rest| rest.split(['/', ':']).next() == Some("github.com"));
+    let token = env("GITHUB_TOKEN").filter(|t| !t.is_empty())?;
+    github.then(|| Credentials {
+        username: "x-access-token".to_string(),
+        password: token,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_source_secret_then_github_token() {
+        let secret = SecretData(
+            [("username", "bot"), ("password", "s3cret")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        let env = |name: &str| (name == "GITHUB_TOKEN").then(|| "ghp_x".to_string());
+        let from_secret = git_credentials("https://git.example.com/r", Some(&secret), env).unwrap();
+        assert_eq!(from_secret.username, "bot");
+        assert!(!format!("{from_secret:?}").contains("s3cret"));
+        let token = git_credentials("https://github.com/org/r", None, env).unwrap();
+        assert_eq!(
+            (token.username.as_str(), token.password.as_str()),
+            ("x-access-token", "ghp_x")
+        );
+        assert_eq!(git_credentials("https://gitlab.com/org/r", None, env), None);
+        assert_eq!(
+            git_credentials("https://github.com.evil.example/r", None, env),
+            None
+        );
+        assert_eq!(
+            git_credentials("https://github.com/org/r", None, |_| None),
+            None
+        );
     }
 }
