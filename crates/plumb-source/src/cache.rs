@@ -234,15 +234,25 @@ impl<'a> Fetch<'a> {
             .map_err(|e| self.not_writable(e))?;
         crate::manage::record_source(&self.repo_dir, &self.source.url);
         let session = Session::init(&work.path().join("repo.git")).map_err(|e| self.remote(e))?;
-        let resolved = session
-            .resolve_and_fetch(
+        let attempt = || {
+            session.resolve_and_fetch(
                 &self.source.url,
                 self.source.credentials.as_ref(),
                 &self.checkout,
                 self.range.as_ref(),
                 |resolved| !self.tree_dir(&resolved.commit).is_dir(),
             )
-            .map_err(|e| self.remote(e))?;
+        };
+        // A connection that broke off may work a moment later; a host that does not exist or
+        // refuses connections will not.
+        let resolved = match attempt() {
+            Err(RemoteError::Unreachable(message)) if is_transient(&message) => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                attempt()
+            }
+            other => other,
+        }
+        .map_err(|e| self.remote(e))?;
         let dest = self.tree_dir(&resolved.commit);
         if !dest.is_dir() {
             self.write_tree(&session, &resolved, work.path(), &dest)?;
@@ -343,6 +353,20 @@ impl<'a> Fetch<'a> {
     }
 }
 
+/// Whether a connection failure may pass: a reset, a timeout, a server error; not a name that
+/// does not resolve or a port nothing listens on.
+fn is_transient(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let permanent = [
+        "dns error",
+        "name or service not known",
+        "connection refused",
+        "invalid url",
+        "no such host",
+    ];
+    !permanent.iter().any(|p| m.contains(p))
+}
+
 fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -357,6 +381,16 @@ mod tests {
     fn cache_dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
         Cache::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into()))
             .map(|c| c.dir().to_owned())
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        assert!(is_transient("Connection reset by peer"));
+        assert!(is_transient("operation timed out"));
+        assert!(!is_transient(
+            "dns error: failed to lookup address information: Name or service not known"
+        ));
+        assert!(!is_transient("Connection refused (os error 111)"));
     }
 
     #[test]

@@ -34,7 +34,22 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn init(dir: &Path) -> Result<Session, RemoteError> {
-        let repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        let mut repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        // A server that does not answer is given up on, as source-controller's `spec.timeout`
+        // (60 s by default) does: 10 s to connect over HTTP(S), and a transfer slower than one
+        // byte a second for 60 s is aborted.
+        let mut config = repo.config_snapshot_mut();
+        let git = |e: gix::Error| RemoteError::Git(e.to_string());
+        config
+            .set_value(&gix::config::tree::gitoxide::Http::CONNECT_TIMEOUT, "10000")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_LIMIT, "1")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_TIME, "60")
+            .map_err(git)?;
+        config.commit().map_err(git)?;
         Ok(Session { repo })
     }
 
