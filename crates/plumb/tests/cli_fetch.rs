@@ -84,6 +84,8 @@ fn a_git_repository_elsewhere_is_fetched_cached_and_built_offline() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("ConfigMap/default/fetched-from-git"), "{out}");
     assert!(err.contains("3 built, 0 failed, 0 not built"), "{err}");
+    // stderr is piped: no progress spinner in it.
+    assert!(!err.contains("fetching GitRepository"), "{err}");
 
     daemon.stop();
     let (code, out, err) = build(&repo, &cache, &["--offline"]);

@@ -60,6 +60,7 @@ impl FetchArgs {
             cache,
             mode,
             mirrors,
+            progress: super::progress::FetchProgress::new(true),
         })
     }
 }
@@ -70,6 +71,7 @@ pub struct SourceFetcher {
     cache: Cache,
     mode: Mode,
     mirrors: Mirrors,
+    progress: super::progress::FetchProgress,
 }
 
 impl Fetcher for SourceFetcher {
@@ -88,6 +90,7 @@ impl Fetcher for SourceFetcher {
         };
         let mirrored = self.mirrors.rewrite(url);
         let url = mirrored.as_deref().unwrap_or(url);
+        let _shown = self.progress.start(format!("{} ({url})", source.id));
         let failed = |e: plumb_source::FetchError| {
             let message = match &mirrored {
                 Some(m) => format!("fetched from mirror {m}: {e}"),

@@ -7,4 +7,5 @@ pub mod explain;
 pub mod fetch;
 pub mod graph;
 pub mod kustomize;
+pub mod progress;
 pub mod state;
