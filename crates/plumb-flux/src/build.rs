@@ -217,7 +217,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     let cluster = Cluster {
         config: &config,
         discovery: &discovery,
-        remotes: sync::checkout_remotes(&root),
+        checkout: sync::checkout(&root),
         fetched: Default::default(),
         file_systems: FileSystems::default(),
     };
@@ -258,7 +258,7 @@ impl Staging<'_> {
 struct Cluster<'a> {
     config: &'a Config,
     discovery: &'a Discovery,
-    remotes: Vec<String>,
+    checkout: sync::Checkout,
     /// Remote sources fetched so far, shared by every entry.
     fetched: crate::fetch::FetchOnce,
     /// One file system per source tree, shared by every entry.
@@ -432,7 +432,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         .iter()
         .map(cluster_sync_inference)
         .collect();
-    sources.remotes = cluster.remotes.clone();
+    sources.checkout = cluster.checkout.clone();
     let mut nodes: Vec<Node> = Vec::new();
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
@@ -848,7 +848,10 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         }
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
             let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
-                (Some(f), Some(source)) => ctx.fetched.fetch(f, source),
+                (Some(f), Some(source)) => {
+                    let secret = crate::fetch::source_secret(source, ctx.produced, ctx.keys);
+                    ctx.fetched.fetch(f, source, secret.as_ref())
+                }
                 _ => Err(Unfetched::Failed(format!(
                     "source {} has no URL",
                     ks.source_ref
@@ -857,6 +860,16 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
             let why = match fetched {
                 Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
+                Err(Unfetched::Broken(why)) => {
+                    return Built::failed(
+                        source::clean_relative(&raw_path),
+                        Diagnostic::error(
+                            Code::SourceNotReady,
+                            format!("source {}{url} is not ready: {why}", ks.source_ref),
+                        )
+                        .at(ks.object.node_at(&["spec", "sourceRef"])),
+                    );
+                }
                 Err(why) => {
                     let (not_built, unavailable) = match why {
                         Unfetched::Unsupported(why) => (
@@ -866,7 +879,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                             )),
                             None,
                         ),
-                        Unfetched::Failed(why) => (
+                        Unfetched::Failed(why) | Unfetched::Broken(why) => (
                             None,
                             Some(format!(
                                 "source {}{url} is unavailable: {why}",

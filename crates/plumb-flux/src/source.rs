@@ -151,8 +151,8 @@ pub struct Sources {
     pub known: BTreeMap<ObjectRef, Source>,
     /// Sources that FluxInstances of the repository create, with what declares them.
     pub cluster_syncs: Vec<Inference>,
-    /// The checkout's remotes, normalised (`crate::sync::normalize_git_url`).
-    pub remotes: Vec<String>,
+    /// The git checkout holding the repository: its remotes and branch.
+    pub checkout: crate::sync::Checkout,
     /// ExternalArtifacts staged from ArtifactGenerators, or why they could not be.
     pub artifacts: BTreeMap<ObjectRef, Resolution>,
 }
@@ -206,12 +206,18 @@ impl Sources {
             .as_ref()
             .and_then(|r| self.known.get(r))
             .and_then(|s| s.url.as_deref());
+        // The same URL at another branch or tag is another tree.
+        let repo_ref = self
+            .repository
+            .as_ref()
+            .and_then(|r| self.known.get(r))
+            .and_then(|s| s.spec.get("ref"));
         if source.kind == "GitRepository" {
             if let Some(url) = found.url.as_deref() {
-                if Some(url) == repo_url {
+                if Some(url) == repo_url && found.spec.get("ref") == repo_ref {
                     return Resolution::Dir(String::new());
                 }
-                if self.remotes.contains(&crate::sync::normalize_git_url(url)) {
+                if self.checkout.is_checked_out(url, &found.spec["ref"]) {
                     return Resolution::Assumed(
                         String::new(),
                         Inference::CheckoutRemote {

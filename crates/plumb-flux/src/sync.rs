@@ -212,7 +212,11 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     let mut discovery = Discovery::default();
     // (directory of the file, spec.path in this tree) of every Kustomization: for
     // repositories whose bootstrap files are not committed.
-    let mut kustomizations: Vec<(String, Option<String>)> = Vec::new();
+    let mut kustomizations: Vec<(String, String, ObjectRef)> = Vec::new();
+    // Sources the repository defines, and directories its kustomization.yaml files list.
+    let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
+    let mut referenced: Vec<String> = Vec::new();
+    let checkout = checkout(root);
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
     };
@@ -248,7 +252,13 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
             let Ok(text) = fs.read_text(&path) else {
                 continue;
             };
+            if plumb_kustomize::loader::KUSTOMIZATION_FILE_NAMES.contains(&name.as_str()) {
+                referenced.extend(listed_directories(root, &dir_rel, &path, &text));
+            }
+            // Sources too: a Kustomization of another repository's source builds no path here.
             let may_declare = text.contains("Kustomization")
+                || text.contains("Repository")
+                || text.contains("kind: Bucket")
                 || text.contains("FluxInstance")
                 || (text.contains("instance:") && text.contains("sync:"));
             if !may_declare {
@@ -272,12 +282,26 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
                 });
             }
         }
+        // The GitRepositories of this directory that sync this checkout: the bootstrap one, or
+        // one of the checkout's remotes at its branch (a tenant's GitRepository of another
+        // branch is another tree).
         let git_repositories: Vec<ObjectRef> = objects
             .iter()
             .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
+            .filter(|o| {
+                o.name() == BOOTSTRAP_NAME
+                    || o.str_at(&["spec", "url"]).is_some_and(|url| {
+                        let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
+                        checkout.is_checked_out(url, reference)
+                    })
+            })
             .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
             .collect();
         for object in &objects {
+            if let Some(source) = crate::model::Source::from_object(object) {
+                let reference = source.spec.get("ref").cloned().unwrap_or(Value::Null);
+                defined.push((source.id, source.url, reference));
+            }
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 let ks = FluxKustomization::from_object(object.clone());
                 let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
@@ -285,9 +309,10 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
                 if inside && git_repositories.contains(&ks.source_ref) {
                     push_unique(&mut discovery.entries, p.clone());
                 }
-                // A path in an ExternalArtifact is not a path of this tree.
-                let covers = ks.source_ref.kind != "ExternalArtifact";
-                kustomizations.push((dir_rel.clone(), covers.then_some(p)));
+                // A patch of a Kustomization (no sourceRef) is not one.
+                if object.value["spec"].get("sourceRef").is_some() {
+                    kustomizations.push((dir_rel.clone(), p, ks.source_ref));
+                }
             } else if let Some(sync) = ClusterSync::from_flux_instance(object)
                 .or_else(|| ClusterSync::from_helm_release(object))
             {
@@ -302,7 +327,24 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
         }
     }
     if discovery.entries.is_empty() {
-        discovery.bootstrap_entries = uncovered_roots(&kustomizations);
+        // A path of this tree is built by a Kustomization of this repository's source: the
+        // bootstrap one, one the repository does not define, or a GitRepository of the
+        // checked-out branch. A path in another repository or an ExternalArtifact is not.
+        let covering: Vec<(String, Option<String>)> = kustomizations
+            .iter()
+            .map(|(dir, path, source)| {
+                let elsewhere = source.kind == "ExternalArtifact"
+                    || (source.name != BOOTSTRAP_NAME
+                        && defined.iter().any(|(id, url, reference)| {
+                            id == source
+                                && !url
+                                    .as_deref()
+                                    .is_some_and(|u| checkout.is_checked_out(u, reference))
+                        }));
+                (dir.clone(), (!elsewhere).then(|| path.clone()))
+            })
+            .collect();
+        discovery.bootstrap_entries = uncovered_roots(&covering, &referenced);
         discovery.entries = discovery.bootstrap_entries.clone();
     }
     discovery.entries.sort();
@@ -314,14 +356,18 @@ fn is_within(dir: &str, path: &str) -> bool {
     path.is_empty() || dir == path || dir.starts_with(&format!("{path}/"))
 }
 
-/// The directories holding Flux Kustomizations that no Kustomization's path builds, outermost
-/// only.
-fn uncovered_roots(kustomizations: &[(String, Option<String>)]) -> Vec<String> {
+/// The directories holding Flux Kustomizations that no Kustomization's path builds and no
+/// kustomization.yaml lists, outermost only.
+fn uncovered_roots(
+    kustomizations: &[(String, Option<String>)],
+    referenced: &[String],
+) -> Vec<String> {
     let mut roots: Vec<String> = Vec::new();
     for (dir, _) in kustomizations {
         let covered = kustomizations
             .iter()
-            .any(|(_, p)| p.as_deref().is_some_and(|p| is_within(dir, p)));
+            .any(|(_, p)| p.as_deref().is_some_and(|p| is_within(dir, p)))
+            || referenced.iter().any(|r| is_within(dir, r));
         if !covered {
             push_unique(&mut roots, dir.clone());
         }
@@ -331,38 +377,109 @@ fn uncovered_roots(kustomizations: &[(String, Option<String>)]) -> Vec<String> {
     roots
 }
 
+/// The directories, relative to the repository root, that a kustomization.yaml in `dir_rel`
+/// lists under `resources`, `bases` or `components` (never the root itself, nor its own
+/// directory).
+fn listed_directories(root: &Path, dir_rel: &str, path: &Path, text: &str) -> Vec<String> {
+    let Ok(docs) = plumb_yaml::parse_documents(path, text) else {
+        return Vec::new();
+    };
+    let Some(value) = docs.first().and_then(|d| plumb_yaml::to_json(d).ok()) else {
+        return Vec::new();
+    };
+    ["resources", "bases", "components"]
+        .iter()
+        .filter_map(|field| value[*field].as_array())
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|entry| !plumb_kustomize::loader::is_remote(entry))
+        .map(|entry| source::clean_relative(&format!("{dir_rel}/{entry}")))
+        .filter(|rel| !rel.is_empty() && rel != dir_rel && root.join(rel).is_dir())
+        .collect()
+}
+
 fn push_unique(list: &mut Vec<String>, item: String) {
     if !list.contains(&item) {
         list.push(item);
     }
 }
 
-/// The URLs of the checkout's git remotes (`remote.*.url` in `.git/config` of `root` or the
-/// nearest directory above it that has one), normalised with [`normalize_git_url`].
-pub fn checkout_remotes(root: &Path) -> Vec<String> {
+/// What the git checkout holding the repository says about itself: its remotes and the branch
+/// it has checked out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checkout {
+    /// `remote.*.url`, normalised with [`normalize_git_url`].
+    pub remotes: Vec<String>,
+    /// The branch HEAD names; `None` when HEAD is detached or there is no checkout.
+    pub branch: Option<String>,
+}
+
+impl Checkout {
+    /// Whether a GitRepository of one of the checkout's remotes, with `spec.ref` `reference`,
+    /// fetches what is checked out: no ref (the remote's default branch) or the checked-out
+    /// branch. A tag, semver range, commit or ref name is another revision, and so is another
+    /// branch.
+    pub fn is_checked_out(&self, url: &str, reference: &serde_json::Value) -> bool {
+        if !self.remotes.contains(&normalize_git_url(url)) {
+            return false;
+        }
+        let Some(r) = reference.as_object().filter(|r| !r.is_empty()) else {
+            return true;
+        };
+        let pinned = ["tag", "semver", "commit", "name"].iter().any(|k| {
+            r.get(*k)
+                .and_then(|v| v.as_str())
+                .is_some_and(|v| !v.is_empty())
+        });
+        if pinned {
+            return false;
+        }
+        match (r.get("branch").and_then(|v| v.as_str()), &self.branch) {
+            (Some(wanted), Some(current)) => wanted == current,
+            _ => true,
+        }
+    }
+}
+
+/// The checkout of `root` (the `.git` of `root` or of the nearest directory above it).
+pub fn checkout(root: &Path) -> Checkout {
     let mut dir = Some(root);
     while let Some(d) = dir {
         let git = d.join(".git");
-        let config = if git.is_dir() {
-            Some(git.join("config"))
+        let (config, head) = if git.is_dir() {
+            (Some(git.join("config")), Some(git.join("HEAD")))
         } else if git.is_file() {
-            // A worktree or submodule: `gitdir: PATH`; its config is in the common directory.
-            std::fs::read_to_string(&git).ok().and_then(|t| {
-                let gitdir = d.join(t.trim().strip_prefix("gitdir:")?.trim());
-                let common = std::fs::read_to_string(gitdir.join("commondir"))
-                    .map(|c| gitdir.join(c.trim()))
-                    .unwrap_or(gitdir);
-                Some(common.join("config"))
-            })
+            // A worktree or submodule: `gitdir: PATH` holds HEAD; its config is in the common
+            // directory.
+            std::fs::read_to_string(&git)
+                .ok()
+                .and_then(|t| {
+                    let gitdir = d.join(t.trim().strip_prefix("gitdir:")?.trim());
+                    let common = std::fs::read_to_string(gitdir.join("commondir"))
+                        .map(|c| gitdir.join(c.trim()))
+                        .unwrap_or_else(|_| gitdir.clone());
+                    Some((Some(common.join("config")), Some(gitdir.join("HEAD"))))
+                })
+                .unwrap_or((None, None))
         } else {
-            None
+            (None, None)
         };
         if let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) {
-            return remote_urls(&text);
+            let branch = head
+                .and_then(|h| std::fs::read_to_string(h).ok())
+                .and_then(|h| {
+                    h.trim()
+                        .strip_prefix("ref: refs/heads/")
+                        .map(str::to_string)
+                });
+            return Checkout {
+                remotes: remote_urls(&text),
+                branch,
+            };
         }
         dir = d.parent();
     }
-    Vec::new()
+    Checkout::default()
 }
 
 /// `url = ...` of every `[remote "..."]` section of a git config.
@@ -438,6 +555,27 @@ mod tests {
             normalize_git_url("https://github.com/org/other"),
             normalize_git_url("https://github.com/org/home-ops")
         );
+    }
+
+    #[test]
+    fn only_the_checked_out_branch_of_a_remote_is_the_checkout() {
+        let checkout = Checkout {
+            remotes: vec![normalize_git_url("git@github.com:org/ops.git")],
+            branch: Some("main".into()),
+        };
+        let url = "https://github.com/org/ops";
+        let at = |r: Value| checkout.is_checked_out(url, &r);
+        assert!(at(Value::Null));
+        assert!(at(serde_json::json!({"branch": "main"})));
+        assert!(!at(serde_json::json!({"branch": "dev-team"})));
+        assert!(!at(serde_json::json!({"branch": "main", "tag": "v1"})));
+        assert!(!at(serde_json::json!({"commit": "0123"})));
+        assert!(!checkout.is_checked_out("https://github.com/org/other", &Value::Null));
+        let detached = Checkout {
+            branch: None,
+            ..checkout.clone()
+        };
+        assert!(detached.is_checked_out(url, &serde_json::json!({"branch": "dev-team"})));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! A fixture is `tests/fixtures/<layout>/repo/` plus an optional `options.txt` (`entry: PATH`
 //! lines, `no-strict`, `git-remote: URL` to build a copy of the repository whose
-//! `.git/config` has that `origin`). The snapshot ends with the notes of what the build assumed
+//! `.git/config` has that `origin`, `git-branch: NAME` for the branch its HEAD names). The snapshot ends with the notes of what the build assumed
 //! and its summary line.
 
 use plumb_flux::build::{build_repository, Options};
@@ -28,13 +28,15 @@ fn snapshot(layout: &str) -> String {
             }
         }
     }
-    let mut remote = None;
-    if let Ok(text) = std::fs::read_to_string(dir.join("options.txt")) {
-        remote = text
+    let options_text = std::fs::read_to_string(dir.join("options.txt")).unwrap_or_default();
+    let option = |name: &str| {
+        options_text
             .lines()
-            .find_map(|l| l.strip_prefix("git-remote: "))
-            .map(str::to_string);
-    }
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::to_string)
+    };
+    let remote = option("git-remote: ");
+    let branch = option("git-branch: ");
     // A checkout with a remote: a copy of the fixture with `.git/config` (git keeps no `.git`
     // inside a repository's tree).
     let copy = tempfile::tempdir().expect("tempdir");
@@ -47,6 +49,13 @@ fn snapshot(layout: &str) -> String {
                 format!("[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"),
             )
             .expect("write .git/config");
+            if let Some(branch) = &branch {
+                std::fs::write(
+                    copy.path().join(".git/HEAD"),
+                    format!("ref: refs/heads/{branch}\n"),
+                )
+                .expect("write .git/HEAD");
+            }
             copy.path().to_path_buf()
         }
         None => dir.join("repo"),
@@ -250,4 +259,12 @@ fn deterministic_across_thread_counts() {
             .install(|| snapshot(layout));
         assert_eq!(one, many, "{layout}");
     }
+}
+
+/// A tenant's GitRepository of the checkout's own remote at another branch (fluxcd's
+/// multi-tenancy example): another tree, to be fetched, never this checkout; the base it lives
+/// in is listed by a kustomization.yaml, so it is no cluster entry of its own.
+#[test]
+fn tenant_branch() {
+    check("tenant-branch");
 }

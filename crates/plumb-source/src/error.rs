@@ -148,3 +148,35 @@ pub enum OciError {
         message: String,
     },
 }
+
+impl FetchError {
+    /// Whether the source itself is wrong (the server answered: no such ref, an unsafe path, a
+    /// malformed ref), as opposed to a fetch that could not be done here (unreachable, offline,
+    /// the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            FetchError::RefNotFound { .. }
+                | FetchError::InvalidRef { .. }
+                | FetchError::UnsafePath { .. }
+        )
+    }
+}
+
+impl OciError {
+    /// Whether the source itself is wrong (the registry answered: no such tag or digest, a
+    /// layer that is missing, corrupt, unsafe or not what its digest says, a malformed spec),
+    /// as opposed to a fetch that could not be done here (unreachable, refused credentials,
+    /// offline, the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            OciError::InvalidSpec { .. }
+                | OciError::NotFound { .. }
+                | OciError::DigestMismatch { .. }
+                | OciError::NoMatchingLayer { .. }
+                | OciError::CorruptArchive { .. }
+                | OciError::UnsafePath { .. }
+        )
+    }
+}

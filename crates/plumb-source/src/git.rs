@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 use gix::protocol::handshake::Ref;
 use gix::remote::Direction;
 
+use crate::cache::Credentials;
 use crate::reference::Checkout;
 use crate::semver_range::{self, Range};
 
@@ -33,7 +34,22 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn init(dir: &Path) -> Result<Session, RemoteError> {
-        let repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        let mut repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        // A server that does not answer is given up on, as source-controller's `spec.timeout`
+        // (60 s by default) does: 10 s to connect over HTTP(S), and a transfer slower than one
+        // byte a second for 60 s is aborted.
+        let mut config = repo.config_snapshot_mut();
+        let git = |e: gix::Error| RemoteError::Git(e.to_string());
+        config
+            .set_value(&gix::config::tree::gitoxide::Http::CONNECT_TIMEOUT, "10000")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_LIMIT, "1")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_TIME, "60")
+            .map_err(git)?;
+        config.commit().map_err(git)?;
         Ok(Session { repo })
     }
 
@@ -46,6 +62,7 @@ impl Session {
     pub(crate) fn resolve_and_fetch(
         &self,
         url: &str,
+        credentials: Option<&Credentials>,
         checkout: &Checkout,
         range: Option<&Range>,
         needed: impl FnOnce(&Resolved) -> bool,
@@ -61,6 +78,25 @@ impl Session {
         let connection = remote
             .connect(Direction::Fetch)
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        // Given credentials answer the server's challenge; without them, the git
+        // configuration's credential helpers do, as `git fetch` would.
+        let given = credentials.cloned();
+        let connection = match given {
+            Some(c) => connection.with_credentials(move |action| match action {
+                gix::credentials::helper::Action::Get(ctx) => {
+                    Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: c.username.clone(),
+                            password: c.password.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: ctx.into(),
+                    }))
+                }
+                _ => Ok(None),
+            }),
+            None => connection,
+        };
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;

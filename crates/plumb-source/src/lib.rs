@@ -14,6 +14,7 @@
 //!     url: "https://github.com/stefanprodan/podinfo".into(),
 //!     reference: GitRef::semver(">=6.0.0 <7.0.0"),
 //!     ignore: None,
+//!     credentials: None,
 //! };
 //! let artifact = cache.fetch_git(&source, Mode::Online)?;
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
@@ -36,17 +37,21 @@
 
 mod archive;
 mod cache;
-mod credentials;
+mod docker_config;
 mod error;
 mod git;
 mod ignore;
+mod manage;
+mod mirror;
 mod oci;
 mod reference;
 mod registry;
 mod semver_range;
 mod tree;
 
-pub use cache::{Artifact, Cache, GitSource, Mode};
+pub use cache::{Artifact, Cache, Credentials, GitSource, Mode};
 pub use error::{FetchError, OciError};
+pub use manage::{Entry, Removed};
+pub use mirror::{Mirror, Mirrors};
 pub use oci::{LayerOperation, LayerSelector, OciArtifact, OciRef, OciSource};
 pub use reference::{GitRef, DEFAULT_BRANCH};

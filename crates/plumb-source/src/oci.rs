@@ -6,8 +6,9 @@
 //! Cache layout under the cache directory (see [`crate::Cache`] for the git side):
 //!
 //! ```text
+//! oci/<sha256(url, identity)>/source                              the URL (see `plumb cache`)
 //! oci/<sha256(url, identity)>/<manifest hex>[-<selector hash>]/   the artifact's tree
-//! oci/<sha256(url, identity)>/manifests/<manifest hex>.json       its manifest (annotations)
+//! oci/<sha256(url, identity)>/<manifest hex>.manifest.json        its manifest (annotations)
 //! oci/<sha256(url, identity)>/refs/<sha256(ref)>                  the last resolution of a tag or range
 //! ```
 //!
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::archive::{self, ArchiveError};
 use crate::cache::{Cache, Mode};
-use crate::credentials::{self, Credentials};
+use crate::docker_config::{self, RegistryLogin};
 use crate::error::OciError;
 use crate::ignore::Ignore;
 use crate::registry::{self, Client, RegistryError, Repository};
@@ -259,7 +260,7 @@ struct OciFetch<'a> {
     pin: Pin,
     reference: String,
     repo: Repository,
-    credentials: Option<Credentials>,
+    credentials: Option<RegistryLogin>,
     /// `oci/<sha256(url, identity)>`.
     repo_dir: PathBuf,
     /// Appended to the manifest digest in a tree's directory name for a non-default layer
@@ -278,14 +279,14 @@ impl<'a> OciFetch<'a> {
         let repo = Repository::parse(&source.url).map_err(invalid)?;
         let pin = Pin::parse(&source.reference).map_err(invalid)?;
         let credentials =
-            credentials::for_registry(&repo.registry).map_err(|message| OciError::Registry {
+            docker_config::for_registry(&repo.registry).map_err(|message| OciError::Registry {
                 url: source.url.clone(),
                 reference: reference.clone(),
                 message: format!("reading registry credentials: {message}"),
             })?;
         let identity = credentials
             .as_ref()
-            .map_or_else(|| "anonymous".to_owned(), Credentials::identity);
+            .map_or_else(|| "anonymous".to_owned(), RegistryLogin::identity);
         let selector = &source.layer_selector;
         let default_content = selector.media_type.is_none()
             && selector.operation == LayerOperation::Extract
@@ -323,8 +324,7 @@ impl<'a> OciFetch<'a> {
 
     fn manifest_path(&self, digest: &str) -> PathBuf {
         self.repo_dir
-            .join("manifests")
-            .join(format!("{}.json", digest_hex(digest)))
+            .join(format!("{}.manifest.json", digest_hex(digest)))
     }
 
     fn record_path(&self) -> PathBuf {
@@ -336,6 +336,7 @@ impl<'a> OciFetch<'a> {
         if !dir.is_dir() {
             return None;
         }
+        crate::manage::touch(&dir);
         let file = (self.source.layer_selector.operation == LayerOperation::Copy)
             .then(|| dir.join(copy_name(digest)));
         let annotations = fs::read(self.manifest_path(digest))
@@ -378,8 +379,8 @@ impl<'a> OciFetch<'a> {
         let tmp = self.cache.dir().join("tmp");
         fs::create_dir_all(&tmp)
             .and_then(|()| fs::create_dir_all(self.repo_dir.join("refs")))
-            .and_then(|()| fs::create_dir_all(self.repo_dir.join("manifests")))
             .map_err(|e| self.not_writable(e))?;
+        crate::manage::record_source(&self.repo_dir, &self.source.url);
         let client = Client::connect(&self.repo, self.source.insecure, self.credentials.as_ref())
             .map_err(|e| self.remote(e, "the registry"))?;
         let (digest, tag) = match &self.pin {

@@ -17,7 +17,7 @@ use reqwest::header::{HeaderMap, ACCEPT, AUTHORIZATION, LINK, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use sha2::{Digest, Sha256};
 
-use crate::credentials::Credentials;
+use crate::docker_config::RegistryLogin;
 
 /// The manifest media types asked for: OCI and Docker, manifests and indexes.
 const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, \
@@ -143,7 +143,7 @@ impl Client {
     pub(crate) fn connect(
         repo: &Repository,
         insecure: bool,
-        credentials: Option<&Credentials>,
+        credentials: Option<&RegistryLogin>,
     ) -> Result<Client, RegistryError> {
         crate::git::install_tls_provider();
         let http = Http::builder()
@@ -185,7 +185,7 @@ impl Client {
     fn answer_ping(
         &mut self,
         response: Response,
-        credentials: Option<&Credentials>,
+        credentials: Option<&RegistryLogin>,
     ) -> Result<(), RegistryError> {
         match response.status() {
             StatusCode::OK => Ok(()),
@@ -227,7 +227,7 @@ impl Client {
     fn token(
         &self,
         params: &[(String, String)],
-        credentials: Option<&Credentials>,
+        credentials: Option<&RegistryLogin>,
     ) -> Result<String, RegistryError> {
         let param = |name: &str| {
             params

@@ -49,8 +49,9 @@ fn cache_state(cache_dir: &Path) -> (Vec<String>, bool) {
     if let Ok(repos) = fs::read_dir(cache_dir.join("oci")) {
         for repo in repos {
             for entry in fs::read_dir(repo.unwrap().path()).unwrap() {
-                let name = entry.unwrap().file_name().into_string().unwrap();
-                if name != "refs" && name != "manifests" {
+                let entry = entry.unwrap();
+                let name = entry.file_name().into_string().unwrap();
+                if name != "refs" && entry.file_type().unwrap().is_dir() {
                     trees.push(name);
                 }
             }
@@ -129,6 +130,28 @@ fn a_tag_is_fetched_with_its_files_revision_and_annotations() {
     let (trees, tmp_empty) = cache_state(&setup.cache_dir);
     assert_eq!(trees.len(), 2, "{trees:?}");
     assert!(tmp_empty, "work directories are removed");
+
+    // `plumb cache ls` sees the two artifacts, with their URL, and nothing else.
+    let entries = setup.cache().entries().unwrap();
+    let listed: Vec<(&str, Option<&str>, &str)> = entries
+        .iter()
+        .map(|e| (e.kind.as_str(), e.url.as_deref(), e.revision.as_str()))
+        .collect();
+    let url = registry.url("app");
+    let mut expected = vec![
+        (
+            "oci",
+            Some(url.as_str()),
+            digest.strip_prefix("sha256:").unwrap(),
+        ),
+        (
+            "oci",
+            Some(url.as_str()),
+            v1.strip_prefix("sha256:").unwrap(),
+        ),
+    ];
+    expected.sort();
+    assert_eq!(listed, expected);
 }
 
 #[test]

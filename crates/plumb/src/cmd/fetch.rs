@@ -1,12 +1,16 @@
 //! The fetcher `plumb build`, `check` and `graph` give the Flux build: plumb-source's cache
 //! (`--cache-dir`, else `PLUMB_CACHE_DIR` or the user's cache directory), online unless
-//! `--offline`.
+//! `--offline`; URLs rewritten by the `mirrors:` of the user's configuration file, then of the
+//! repository's `.plumb.yaml`.
 
 use clap::Args;
-use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
+use plumb_flux::config::UserConfig;
+use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, GitSource, LayerOperation, Mode, OciSource};
-use std::path::PathBuf;
+use plumb_source::{
+    Cache, Credentials, GitSource, LayerOperation, Mirror, Mirrors, Mode, OciError, OciSource,
+};
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FetchArgs {
@@ -20,9 +24,31 @@ pub struct FetchArgs {
 }
 
 impl FetchArgs {
-    /// The fetcher, or `None` when no cache directory can be found (then sources in other
-    /// repositories are reported as not fetched).
-    pub fn fetcher(&self) -> Option<SourceFetcher> {
+    /// The fetcher for the repository at `repo`, or `None` when no cache directory can be
+    /// found (then sources in other repositories are reported as not fetched). `Err` is an
+    /// unusable user configuration file, its message naming the file and line.
+    pub fn fetcher(&self, repo: &Path) -> Result<Option<SourceFetcher>, String> {
+        let rules = |list: Vec<plumb_flux::config::MirrorRule>| {
+            list.into_iter()
+                .map(|r| Mirror {
+                    from: r.from,
+                    to: r.to,
+                })
+                .collect::<Vec<_>>()
+        };
+        let user = match UserConfig::path_from_env() {
+            Some(path) => UserConfig::load(&path).map_err(|e| e.to_string())?.mirrors,
+            None => Vec::new(),
+        };
+        // An unusable .plumb.yaml is reported by the build itself, with its line.
+        let repository = plumb_flux::config::Config::load(repo)
+            .map(|c| c.mirrors)
+            .unwrap_or_default();
+        let mirrors = Mirrors::new(rules(user)).then(rules(repository));
+        Ok(self.cache_fetcher(mirrors))
+    }
+
+    fn cache_fetcher(&self, mirrors: Mirrors) -> Option<SourceFetcher> {
         let cache = match &self.cache_dir {
             Some(dir) => Cache::new(dir),
             None => Cache::from_env()?,
@@ -32,7 +58,12 @@ impl FetchArgs {
         } else {
             Mode::Online
         };
-        Some(SourceFetcher { cache, mode })
+        Some(SourceFetcher {
+            cache,
+            mode,
+            mirrors,
+            progress: super::progress::FetchProgress::new(true),
+        })
     }
 }
 
@@ -42,16 +73,40 @@ impl FetchArgs {
 pub struct SourceFetcher {
     cache: Cache,
     mode: Mode,
+    mirrors: Mirrors,
+    progress: super::progress::FetchProgress,
 }
 
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
+        self.fetch_with(source, None)
+    }
+
+    fn fetch_with(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
         let kind = source.id.kind.as_str();
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
         };
+        let mirrored = self.mirrors.rewrite(url);
+        let url = mirrored.as_deref().unwrap_or(url);
+        let _shown = self.progress.start(format!("{} ({url})", source.id));
+        let failed = |e: plumb_source::FetchError| {
+            let message = match &mirrored {
+                Some(m) => format!("fetched from mirror {m}: {e}"),
+                None => e.to_string(),
+            };
+            if e.is_source_error() {
+                Unfetched::Broken(message)
+            } else {
+                Unfetched::Failed(message)
+            }
+        };
         if kind == "OCIRepository" {
-            return self.fetch_oci(url, &source.spec);
+            return self.fetch_oci(url, mirrored.as_deref(), &source.spec);
         }
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
@@ -63,25 +118,45 @@ impl Fetcher for SourceFetcher {
                 "fetching over ssh is not supported yet".into(),
             ));
         }
-        let git = GitSource::from_spec(url, &source.spec);
+        let mut git = GitSource::from_spec(url, &source.spec);
+        git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
         self.cache
             .fetch_git(&git, self.mode)
             .map(|a| Fetched {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| Unfetched::Failed(e.to_string()))
+            .map_err(failed)
     }
 }
 
 impl SourceFetcher {
-    fn fetch_oci(&self, url: &str, spec: &serde_json::Value) -> Result<Fetched, Unfetched> {
-        let oci = OciSource::from_spec(url, spec).map_err(|e| Unfetched::Failed(e.to_string()))?;
+    /// An OCIRepository from `url` (already rewritten by the mirrors, `mirror` when it was);
+    /// credentials come from the Docker configuration, as `flux pull artifact` reads them.
+    fn fetch_oci(
+        &self,
+        url: &str,
+        mirror: Option<&str>,
+        spec: &serde_json::Value,
+    ) -> Result<Fetched, Unfetched> {
+        let failed = |e: OciError| {
+            let message = match mirror {
+                Some(m) => format!("fetched from mirror {m}: {e}"),
+                None => e.to_string(),
+            };
+            if e.is_source_error() {
+                Unfetched::Broken(message)
+            } else {
+                Unfetched::Failed(message)
+            }
+        };
+        let oci = OciSource::from_spec(url, spec).map_err(failed)?;
         if oci.layer_selector.operation == LayerOperation::Copy {
-            // kustomize-controller would untar the copied layer; plumb does not build from it yet
-            // rather than build an empty directory.
+            // kustomize-controller would untar the copied layer; rather than build the directory
+            // holding it (which would build nothing), plumb does not build from it yet.
             return Err(Unfetched::Unsupported(
-                "building from an OCIRepository with layerSelector.operation copy is not supported yet".into(),
+                "building from an OCIRepository with layerSelector.operation copy is not supported yet"
+                    .into(),
             ));
         }
         self.cache
@@ -90,6 +165,65 @@ impl SourceFetcher {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| Unfetched::Failed(e.to_string()))
+            .map_err(failed)
+    }
+}
+
+/// The credentials for a git fetch from `url`: the `username` and `password` of the source's
+/// `spec.secretRef` when the build has that Secret, else `GITHUB_TOKEN` for an https URL on
+/// github.com; `None` leaves it to the git configuration's credential helpers.
+fn git_credentials(
+    url: &str,
+    secret: Option<&SecretData>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<Credentials> {
+    if let Some(secret) = secret {
+        if let (Some(username), Some(password)) = (secret.get("username"), secret.get("password")) {
+            return Some(Credentials {
+                username: username.to_string(),
+                password: password.to_string(),
+            });
+        }
+    }
+    let github = url
+        .strip_prefix("https://")
+        .is_some_and(|rest| rest.split(['/', ':']).next() == Some("github.com"));
+    let token = env("GITHUB_TOKEN").filter(|t| !t.is_empty())?;
+    github.then(|| Credentials {
+        username: "x-access-token".to_string(),
+        password: token,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_source_secret_then_github_token() {
+        let secret = SecretData(
+            [("username", "bot"), ("password", "s3cret")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        let env = |name: &str| (name == "GITHUB_TOKEN").then(|| "ghp_x".to_string());
+        let from_secret = git_credentials("https://git.example.com/r", Some(&secret), env).unwrap();
+        assert_eq!(from_secret.username, "bot");
+        assert!(!format!("{from_secret:?}").contains("s3cret"));
+        let token = git_credentials("https://github.com/org/r", None, env).unwrap();
+        assert_eq!(
+            (token.username.as_str(), token.password.as_str()),
+            ("x-access-token", "ghp_x")
+        );
+        assert_eq!(git_credentials("https://gitlab.com/org/r", None, env), None);
+        assert_eq!(
+            git_credentials("https://github.com.evil.example/r", None, env),
+            None
+        );
+        assert_eq!(
+            git_credentials("https://github.com/org/r", None, |_| None),
+            None
+        );
     }
 }

@@ -13,22 +13,22 @@ use sha2::{Digest, Sha256};
 
 /// A user name and password for one registry.
 #[derive(Clone)]
-pub(crate) struct Credentials {
+pub(crate) struct RegistryLogin {
     username: String,
     password: String,
     /// The file they were read from, to name in errors.
     pub(crate) origin: PathBuf,
 }
 
-impl fmt::Debug for Credentials {
+impl fmt::Debug for RegistryLogin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
+        f.debug_struct("RegistryLogin")
             .field("origin", &self.origin)
             .finish_non_exhaustive()
     }
 }
 
-impl Credentials {
+impl RegistryLogin {
     /// The value of a Basic `Authorization` header.
     pub(crate) fn basic(&self) -> String {
         let pair = format!("{}:{}", self.username, self.password);
@@ -57,7 +57,7 @@ fn config_path() -> Option<PathBuf> {
 
 /// The credentials the Docker configuration holds for `registry` (`host[:port]`); `None` when
 /// there is no file or no entry. A file that is not valid JSON is an error naming the file.
-pub(crate) fn for_registry(registry: &str) -> Result<Option<Credentials>, String> {
+pub(crate) fn for_registry(registry: &str) -> Result<Option<RegistryLogin>, String> {
     let Some(path) = config_path() else {
         return Ok(None);
     };
@@ -75,7 +75,7 @@ fn lookup(
     config: &serde_json::Value,
     registry: &str,
     origin: PathBuf,
-) -> Result<Option<Credentials>, String> {
+) -> Result<Option<RegistryLogin>, String> {
     let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
         return Ok(None);
     };
@@ -105,14 +105,14 @@ fn lookup(
                 origin.display()
             ));
         };
-        return Ok(Some(Credentials {
+        return Ok(Some(RegistryLogin {
             username: username.to_owned(),
             password: password.to_owned(),
             origin,
         }));
     }
     if !field("username").is_empty() {
-        return Ok(Some(Credentials {
+        return Ok(Some(RegistryLogin {
             username: field("username").to_owned(),
             password: field("password").to_owned(),
             origin,
@@ -170,7 +170,7 @@ mod tests {
         let config = serde_json::json!({"auths": {"r": {"auth": "!!notbase64 hunter2"}}});
         let err = lookup(&config, "r", PathBuf::from("/c.json")).unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
-        let creds = Credentials {
+        let creds = RegistryLogin {
             username: "u".into(),
             password: "hunter2".into(),
             origin: PathBuf::from("/c.json"),
