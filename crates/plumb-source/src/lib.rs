@@ -13,6 +13,7 @@
 //!     reference: GitRef::semver(">=6.0.0 <7.0.0"),
 //!     ignore: None,
 //!     credentials: None,
+//!     ssh: None,
 //! };
 //! let artifact = cache.fetch_git(&source, Mode::Online)?;
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
@@ -29,7 +30,7 @@ mod reference;
 mod semver_range;
 mod tree;
 
-pub use cache::{Artifact, Cache, Credentials, GitSource, Mode};
+pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::FetchError;
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};

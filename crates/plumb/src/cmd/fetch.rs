@@ -7,7 +7,7 @@ use clap::Args;
 use plumb_flux::config::UserConfig;
 use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, Credentials, GitSource, Mirror, Mirrors, Mode};
+use plumb_source::{Cache, Credentials, GitSource, Mirror, Mirrors, Mode, SshKey};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
@@ -107,13 +107,14 @@ impl Fetcher for SourceFetcher {
                 "fetching a {kind} is not supported yet"
             )));
         }
-        if url.starts_with("ssh://") || url.starts_with("git@") {
-            return Err(Unfetched::Unsupported(
-                "fetching over ssh is not supported yet".into(),
-            ));
-        }
         let mut git = GitSource::from_spec(url, &source.spec);
         git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
+        git.ssh = secret.and_then(|s| {
+            Some(SshKey {
+                identity: s.get("identity")?.to_string(),
+                known_hosts: s.get("known_hosts").map(str::to_string),
+            })
+        });
         self.cache
             .fetch_git(&git, self.mode)
             .map(|a| Fetched {
