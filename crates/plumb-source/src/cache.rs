@@ -354,10 +354,10 @@ impl<'a> Fetch<'a> {
         match e {
             RemoteError::Unreachable(mut message) => {
                 // ssh says why on its own stderr; what reaches us is a closed pipe.
-                if self.source.ssh.is_some() || url.starts_with("ssh://") || !url.contains("://") {
-                    if message.contains("failed to fill whole buffer") {
-                        message.push_str(" (the ssh connection closed: the host key is not in known_hosts, the key was refused, or the server has no such repository)");
-                    }
+                let ssh =
+                    self.source.ssh.is_some() || url.starts_with("ssh://") || !url.contains("://");
+                if ssh && message.contains("failed to fill whole buffer") {
+                    message.push_str(" (the ssh connection closed: the host key is not in known_hosts, the key was refused, or the server has no such repository)");
                 }
                 FetchError::Unreachable {
                     url,

@@ -5,10 +5,10 @@
 
 #[path = "../../plumb-source/tests/support/git_http.rs"]
 mod git_http;
-#[path = "../../plumb-source/tests/support/ssh_server.rs"]
-mod ssh_server;
 #[path = "../../plumb-source/tests/support/git_server.rs"]
 mod git_server;
+#[path = "../../plumb-source/tests/support/ssh_server.rs"]
+mod ssh_server;
 
 use assert_cmd::Command;
 use git_server::{free_port, Daemon, Repo};
