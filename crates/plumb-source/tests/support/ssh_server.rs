@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -95,7 +95,7 @@ impl Sshd {
     }
 
     /// An ssh URL of the repository at absolute path `repo`.
-    pub fn url(&self, repo: &PathBuf) -> String {
+    pub fn url(&self, repo: &Path) -> String {
         format!(
             "ssh://{}@127.0.0.1:{}{}",
             self.user,
