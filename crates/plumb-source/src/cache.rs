@@ -36,6 +36,27 @@ pub struct GitSource {
     pub ignore: Option<String>,
     /// For a server that asks: from the source's `spec.secretRef`, or `GITHUB_TOKEN`.
     pub credentials: Option<Credentials>,
+    /// For an ssh URL: the `identity` and `known_hosts` of the source's `spec.secretRef`;
+    /// without, the user's own ssh setup.
+    pub ssh: Option<SshKey>,
+}
+
+/// A private key and the hosts to trust, as a Flux ssh Secret holds them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SshKey {
+    /// The private key (OpenSSH or PEM), not passphrase-protected.
+    pub identity: String,
+    /// `known_hosts` lines; without, the user's own known hosts decide.
+    pub known_hosts: Option<String>,
+}
+
+impl std::fmt::Debug for SshKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshKey")
+            .field("identity", &"<redacted>")
+            .field("known_hosts", &self.known_hosts)
+            .finish()
+    }
 }
 
 /// A user name and password (or token) for a git server over HTTP(S). The cache keeps what
@@ -179,11 +200,7 @@ impl<'a> Fetch<'a> {
             repo_dir: cache
                 .root
                 .join("git")
-                .join(sha256_hex(&match &source.credentials {
-                    // The identity, never the secret.
-                    Some(c) => format!("{}\n{}", source.url, c.username),
-                    None => source.url.clone(),
-                })),
+                .join(sha256_hex(&source.cache_identity())),
             checkout,
             range,
             ignore_suffix,
@@ -233,7 +250,8 @@ impl<'a> Fetch<'a> {
             .and_then(|()| tempfile::Builder::new().prefix("git-").tempdir_in(&tmp))
             .map_err(|e| self.not_writable(e))?;
         crate::manage::record_source(&self.repo_dir, &self.source.url);
-        let session = Session::init(&work.path().join("repo.git")).map_err(|e| self.remote(e))?;
+        let session = Session::init(&work.path().join("repo.git"), self.source.ssh.as_ref())
+            .map_err(|e| self.remote(e))?;
         let attempt = || {
             session.resolve_and_fetch(
                 &self.source.url,
@@ -334,11 +352,19 @@ impl<'a> Fetch<'a> {
         let url = self.source.url.clone();
         let reference = self.checkout.to_string();
         match e {
-            RemoteError::Unreachable(message) => FetchError::Unreachable {
-                url,
-                reference,
-                message,
-            },
+            RemoteError::Unreachable(mut message) => {
+                // ssh says why on its own stderr; what reaches us is a closed pipe.
+                let ssh =
+                    self.source.ssh.is_some() || url.starts_with("ssh://") || !url.contains("://");
+                if ssh && message.contains("failed to fill whole buffer") {
+                    message.push_str(" (the ssh connection closed: the host key is not in known_hosts, the key was refused, or the server has no such repository)");
+                }
+                FetchError::Unreachable {
+                    url,
+                    reference,
+                    message,
+                }
+            }
             RemoteError::RefNotFound(detail) => FetchError::RefNotFound {
                 url,
                 reference,
@@ -432,7 +458,21 @@ impl GitSource {
             },
             ignore: text(&spec["ignore"]),
             credentials: None,
+            ssh: None,
         }
+    }
+
+    /// What the cache keys this source's entries by: the URL and who fetches it (a user name
+    /// or the hash of a public identity), never a secret.
+    fn cache_identity(&self) -> String {
+        let mut key = self.url.clone();
+        if let Some(c) = &self.credentials {
+            key.push_str(&format!("\nuser {}", c.username));
+        }
+        if let Some(k) = &self.ssh {
+            key.push_str(&format!("\nssh {}", &sha256_hex(&k.identity)[..16]));
+        }
+        key
     }
 }
 

@@ -1,5 +1,6 @@
-//! Registry credentials from the Docker configuration file, as `docker login` and `flux push`
-//! leave them: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
+//! Registry credentials in the Docker configuration format: the `.dockerconfigjson` of an
+//! OCIRepository's `spec.secretRef` when the build has it, else the file `docker login` and
+//! `flux push` leave: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
 //!
 //! Only static credentials are read (`auths.<host>.auth`, or its `username`/`password`); the
 //! secret never leaves this module except in the `Authorization` header, and only a hash of
@@ -16,8 +17,8 @@ use sha2::{Digest, Sha256};
 pub(crate) struct RegistryLogin {
     username: String,
     password: String,
-    /// The file they were read from, to name in errors.
-    pub(crate) origin: PathBuf,
+    /// Where they were read from (a file, the source's secretRef), to name in errors.
+    pub(crate) origin: String,
 }
 
 impl fmt::Debug for RegistryLogin {
@@ -66,15 +67,25 @@ pub(crate) fn for_registry(registry: &str) -> Result<Option<RegistryLogin>, Stri
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let config: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    lookup(&config, registry, path)
+    from_json(&text, registry, &path.display().to_string())
+}
+
+/// The credentials a Docker configuration document (`config.json`, a `.dockerconfigjson`)
+/// holds for `registry`; `origin` names the document in errors.
+pub(crate) fn from_json(
+    text: &[u8],
+    registry: &str,
+    origin: &str,
+) -> Result<Option<RegistryLogin>, String> {
+    let config: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
+    lookup(&config, registry, origin.to_owned())
 }
 
 fn lookup(
     config: &serde_json::Value,
     registry: &str,
-    origin: PathBuf,
+    origin: String,
 ) -> Result<Option<RegistryLogin>, String> {
     let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
         return Ok(None);
@@ -94,15 +105,11 @@ fn lookup(
             .ok()
             .and_then(|d| String::from_utf8(d).ok())
             .ok_or_else(|| {
-                format!(
-                    "the auth entry for {registry} in {} is not base64 of user:password",
-                    origin.display()
-                )
+                format!("the auth entry for {registry} in {origin} is not base64 of user:password")
             })?;
         let Some((username, password)) = decoded.split_once(':') else {
             return Err(format!(
-                "the auth entry for {registry} in {} is not of the form user:password",
-                origin.display()
+                "the auth entry for {registry} in {origin} is not of the form user:password"
             ));
         };
         return Ok(Some(RegistryLogin {
@@ -140,7 +147,7 @@ mod tests {
     use super::*;
 
     fn find(config: serde_json::Value, registry: &str) -> Option<(String, String)> {
-        lookup(&config, registry, PathBuf::from("/c.json"))
+        lookup(&config, registry, "/c.json".to_owned())
             .unwrap()
             .map(|c| (c.username, c.password))
     }
@@ -168,12 +175,12 @@ mod tests {
     #[test]
     fn debug_and_errors_never_show_the_secret() {
         let config = serde_json::json!({"auths": {"r": {"auth": "!!notbase64 hunter2"}}});
-        let err = lookup(&config, "r", PathBuf::from("/c.json")).unwrap_err();
+        let err = lookup(&config, "r", "/c.json".to_owned()).unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
         let creds = RegistryLogin {
             username: "u".into(),
             password: "hunter2".into(),
-            origin: PathBuf::from("/c.json"),
+            origin: "/c.json".to_owned(),
         };
         assert!(!format!("{creds:?}").contains("hunter2"));
         // sha256("u")

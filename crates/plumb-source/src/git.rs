@@ -8,7 +8,7 @@ use gix::bstr::ByteSlice;
 use gix::protocol::handshake::Ref;
 use gix::remote::Direction;
 
-use crate::cache::Credentials;
+use crate::cache::{Credentials, SshKey};
 use crate::reference::Checkout;
 use crate::semver_range::{self, Range};
 
@@ -33,8 +33,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn init(dir: &Path) -> Result<Session, RemoteError> {
+    /// A bare repository at `dir`; with `ssh`, its key and known hosts are written beside it
+    /// (owner-only) for the ssh program to use.
+    pub(crate) fn init(dir: &Path, ssh: Option<&SshKey>) -> Result<Session, RemoteError> {
         let mut repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        let ssh_command = ssh_command(dir, ssh).map_err(|e| RemoteError::Git(e.to_string()))?;
         // A server that does not answer is given up on, as source-controller's `spec.timeout`
         // (60 s by default) does: 10 s to connect over HTTP(S), and a transfer slower than one
         // byte a second for 60 s is aborted.
@@ -48,6 +51,9 @@ impl Session {
             .map_err(git)?;
         config
             .set_value(&gix::config::tree::Http::LOW_SPEED_TIME, "60")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Core::SSH_COMMAND, ssh_command.as_str())
             .map_err(git)?;
         config.commit().map_err(git)?;
         Ok(Session { repo })
@@ -140,6 +146,44 @@ impl Session {
             ..resolved
         })
     }
+}
+
+/// The ssh program as git would run it, never prompting (a build has no one to answer): with
+/// `key`, that identity alone and only the given known hosts; without, the user's own ssh
+/// configuration, keys and agent.
+fn ssh_command(dir: &Path, key: Option<&SshKey>) -> std::io::Result<String> {
+    let mut command = String::from("ssh -o BatchMode=yes");
+    let Some(key) = key else {
+        return Ok(command);
+    };
+    let parent = dir.parent().unwrap_or(dir);
+    let write_private = |name: &str, text: &str| -> std::io::Result<std::path::PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = parent.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let mut text = text.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        file.write_all(text.as_bytes())?;
+        Ok(path)
+    };
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    let identity = write_private("identity", &key.identity)?;
+    command.push_str(&format!(" -o IdentitiesOnly=yes -i {}", quote(&identity)));
+    if let Some(known) = &key.known_hosts {
+        let known = write_private("known_hosts", known)?;
+        command.push_str(&format!(
+            " -o UserKnownHostsFile={} -o StrictHostKeyChecking=yes",
+            quote(&known)
+        ));
+    }
+    Ok(command)
 }
 
 /// What to download for a checkout; the remote's listing is filtered by the same refspec.

@@ -15,6 +15,7 @@
 //!     reference: GitRef::semver(">=6.0.0 <7.0.0"),
 //!     ignore: None,
 //!     credentials: None,
+//!     ssh: None,
 //! };
 //! let artifact = cache.fetch_git(&source, Mode::Online)?;
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
@@ -49,7 +50,7 @@ mod registry;
 mod semver_range;
 mod tree;
 
-pub use cache::{Artifact, Cache, Credentials, GitSource, Mode};
+pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};

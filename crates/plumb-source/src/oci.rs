@@ -45,6 +45,9 @@ pub struct OciSource {
     pub insecure: bool,
     /// `spec.ignore`: patterns applied to the extracted layer after its `.sourceignore` files.
     pub ignore: Option<String>,
+    /// The `.dockerconfigjson` of `spec.secretRef`, when the build has that Secret: used
+    /// instead of the user's Docker configuration.
+    pub docker_config_json: Option<String>,
 }
 
 /// `spec.ref` of an OCIRepository, field for field.
@@ -151,6 +154,7 @@ impl OciSource {
             },
             insecure: spec["insecure"].as_bool().unwrap_or(false),
             ignore: spec["ignore"].as_str().map(str::to_string),
+            docker_config_json: None,
         })
     }
 }
@@ -278,12 +282,19 @@ impl<'a> OciFetch<'a> {
         };
         let repo = Repository::parse(&source.url).map_err(invalid)?;
         let pin = Pin::parse(&source.reference).map_err(invalid)?;
-        let credentials =
-            docker_config::for_registry(&repo.registry).map_err(|message| OciError::Registry {
-                url: source.url.clone(),
-                reference: reference.clone(),
-                message: format!("reading registry credentials: {message}"),
-            })?;
+        let credentials = match &source.docker_config_json {
+            Some(json) => docker_config::from_json(
+                json.as_bytes(),
+                &repo.registry,
+                "the .dockerconfigjson of spec.secretRef",
+            ),
+            None => docker_config::for_registry(&repo.registry),
+        };
+        let credentials = credentials.map_err(|message| OciError::Registry {
+            url: source.url.clone(),
+            reference: reference.clone(),
+            message: format!("reading registry credentials: {message}"),
+        })?;
         let identity = credentials
             .as_ref()
             .map_or_else(|| "anonymous".to_owned(), RegistryLogin::identity);
@@ -586,7 +597,7 @@ impl<'a> OciFetch<'a> {
             },
             RegistryError::Unauthorized(message) => {
                 let whose = match &self.credentials {
-                    Some(c) => format!("with the credentials from {}", c.origin.display()),
+                    Some(c) => format!("with the credentials from {}", c.origin),
                     None => format!(
                         "anonymously (no credentials for {} in the Docker configuration)",
                         self.repo.registry

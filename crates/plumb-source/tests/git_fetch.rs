@@ -45,6 +45,7 @@ fn source(url: &str, reference: GitRef) -> GitSource {
         reference,
         ignore: None,
         credentials: None,
+        ssh: None,
     }
 }
 

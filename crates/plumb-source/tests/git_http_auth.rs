@@ -25,6 +25,7 @@ fn source(url: &str, credentials: Option<(&str, &str)>) -> GitSource {
             username: u.into(),
             password: p.into(),
         }),
+        ssh: None,
     }
 }
 

@@ -7,6 +7,8 @@
 mod git_http;
 #[path = "../../plumb-source/tests/support/git_server.rs"]
 mod git_server;
+#[path = "../../plumb-source/tests/support/ssh_server.rs"]
+mod ssh_server;
 
 use assert_cmd::Command;
 use git_server::{free_port, Daemon, Repo};
@@ -106,6 +108,11 @@ fn a_git_repository_nothing_serves_is_unavailable_with_its_url() {
     assert!(err.contains(&format!("unavailable flux-system/crds (crds): source GitRepository/flux-system/crds ({url}) is unavailable")), "{err}");
     assert!(
         err.contains("1 unavailable (source could not be fetched)"),
+        "{err}"
+    );
+    // With the chain of Kustomizations that leads to it.
+    assert!(
+        err.contains("= via: ") && err.contains("→ flux-system/crds"),
         "{err}"
     );
     let (_, _, err) = build(&repo, &tmp.path().join("empty-cache"), &["--offline"]);
@@ -347,4 +354,50 @@ fn the_secret_ref_of_a_git_repository_authenticates_its_fetch() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("ConfigMap/default/private-config"), "{out}");
     assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn an_ssh_git_repository_is_fetched_with_the_key_of_its_secret() {
+    assert!(
+        ssh_server::available(),
+        "sshd is not installed: run scripts/ensure-sshd"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = Repo::init(&tmp.path().join("served"), "ops.git", "main");
+    upstream.write(
+        "crds/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: over-ssh, namespace: default}\n",
+    );
+    upstream.commit("crds");
+    let server = ssh_server::Sshd::start(&tmp.path().join("sshd"), free_port());
+    let url = server.url(&upstream.dir);
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &url);
+    let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
+    write(
+        &repo,
+        "clusters/dev/sources.yaml",
+        &sources.replace(
+            "  ref: {branch: main}\n",
+            "  ref: {branch: main}\n  secretRef: {name: ssh-key}\n",
+        ),
+    );
+    let indent = |text: &str| {
+        text.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    write(
+        &repo,
+        "clusters/dev/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: ssh-key, namespace: flux-system}}\nstringData:\n  identity: |\n{}  known_hosts: |\n{}",
+            indent(&server.identity),
+            indent(&server.known_hosts)
+        ),
+    );
+    let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ConfigMap/default/over-ssh"), "{out}");
+    assert!(!err.contains("PRIVATE KEY"), "{err}");
 }

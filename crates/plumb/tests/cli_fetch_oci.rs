@@ -1,12 +1,13 @@
 //! `plumb build` with a Kustomization whose source is an OCIRepository on a real
 //! `docker-registry` started on loopback: fetched into the cache and built; built again
-//! `--offline` with the registry stopped; unavailable, naming the URL, when nothing serves it.
+//! `--offline` with the registry stopped; unavailable, naming the URL, when nothing serves it;
+//! credentials from the `.dockerconfigjson` of the source's secretRef.
 
 #[path = "../../plumb-source/tests/support/registry.rs"]
 mod registry;
 
 use assert_cmd::Command;
-use registry::{free_port, Registry};
+use registry::{base64, free_port, Registry, TokenProxy};
 use std::fs;
 use std::path::Path;
 
@@ -108,4 +109,59 @@ fn an_oci_repository_nothing_serves_is_unavailable_with_its_url() {
         err.contains("is unavailable") && err.contains("offline"),
         "{err}"
     );
+}
+
+#[test]
+fn the_secret_ref_dockerconfigjson_gives_the_registry_credentials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = Registry::start();
+    registry.push_files(
+        "platform",
+        "v1.0.0",
+        &[(
+            "deploy/config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: behind-a-token, namespace: default}\n",
+        )],
+    );
+    let proxy = TokenProxy::start(registry.port, Some("bot:t0ken-pass"), 100);
+    let url = proxy.url("platform");
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &url);
+    let cache = tmp.path().join("cache");
+
+    // Without the Secret: the token service refuses anonymous access, the source is unavailable.
+    let (code, _, err) = build(&repo, &cache, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("is unavailable") && err.contains(&url),
+        "{err}"
+    );
+
+    let config = format!(
+        r#"{{"auths":{{"127.0.0.1:{}":{{"auth":"{}"}}}}}}"#,
+        proxy.port,
+        base64("bot:t0ken-pass")
+    );
+    write(
+        &repo,
+        "clusters/dev/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: regcred, namespace: flux-system}}\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: {}\n",
+            base64(&config)
+        ),
+    );
+    let sources = repo.join("clusters/dev/sources.yaml");
+    let text = fs::read_to_string(&sources).unwrap();
+    fs::write(
+        &sources,
+        text.replace(
+            "  ref: {tag: v1.0.0}\n",
+            "  ref: {tag: v1.0.0}\n  secretRef: {name: regcred}\n",
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = build(&repo, &cache, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ConfigMap/default/behind-a-token"), "{out}");
+    assert!(!err.contains("t0ken-pass"), "{err}");
 }

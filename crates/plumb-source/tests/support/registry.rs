@@ -284,7 +284,7 @@ pub fn hostile_tar_gz(
     gz.finish().unwrap()
 }
 
-fn base64(text: &str) -> String {
+pub fn base64(text: &str) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let bytes = text.as_bytes();
     let mut out = String::new();

@@ -9,6 +9,7 @@ use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
 use plumb_source::{
     Cache, Credentials, GitSource, LayerOperation, Mirror, Mirrors, Mode, OciError, OciSource,
+    SshKey,
 };
 use std::path::{Path, PathBuf};
 
@@ -106,20 +107,22 @@ impl Fetcher for SourceFetcher {
             }
         };
         if kind == "OCIRepository" {
-            return self.fetch_oci(url, mirrored.as_deref(), &source.spec);
+            let docker_config = secret.and_then(|s| s.get(".dockerconfigjson"));
+            return self.fetch_oci(url, mirrored.as_deref(), &source.spec, docker_config);
         }
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
                 "fetching a {kind} is not supported yet"
             )));
         }
-        if url.starts_with("ssh://") || url.starts_with("git@") {
-            return Err(Unfetched::Unsupported(
-                "fetching over ssh is not supported yet".into(),
-            ));
-        }
         let mut git = GitSource::from_spec(url, &source.spec);
         git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
+        git.ssh = secret.and_then(|s| {
+            Some(SshKey {
+                identity: s.get("identity")?.to_string(),
+                known_hosts: s.get("known_hosts").map(str::to_string),
+            })
+        });
         self.cache
             .fetch_git(&git, self.mode)
             .map(|a| Fetched {
@@ -132,12 +135,14 @@ impl Fetcher for SourceFetcher {
 
 impl SourceFetcher {
     /// An OCIRepository from `url` (already rewritten by the mirrors, `mirror` when it was);
-    /// credentials come from the Docker configuration, as `flux pull artifact` reads them.
+    /// credentials from the `.dockerconfigjson` of its secretRef, else the user's Docker
+    /// configuration, as `flux pull artifact` reads it.
     fn fetch_oci(
         &self,
         url: &str,
         mirror: Option<&str>,
         spec: &serde_json::Value,
+        docker_config: Option<&str>,
     ) -> Result<Fetched, Unfetched> {
         let failed = |e: OciError| {
             let message = match mirror {
@@ -150,7 +155,8 @@ impl SourceFetcher {
                 Unfetched::Failed(message)
             }
         };
-        let oci = OciSource::from_spec(url, spec).map_err(failed)?;
+        let mut oci = OciSource::from_spec(url, spec).map_err(failed)?;
+        oci.docker_config_json = docker_config.map(str::to_string);
         if oci.layer_selector.operation == LayerOperation::Copy {
             // kustomize-controller would untar the copied layer; rather than build the directory
             // holding it (which would build nothing), plumb does not build from it yet.
