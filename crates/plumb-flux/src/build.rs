@@ -769,6 +769,7 @@ fn register(
                                     Resolution::Unstaged {
                                         reason,
                                         error: false,
+                                        at: None,
                                     },
                                 )
                             })
@@ -825,7 +826,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             staged = Some(tree);
             (dir, None)
         }
-        Resolution::Unstaged { reason, error } => {
+        Resolution::Unstaged { reason, error, at } => {
             let path = source::clean_relative(&raw_path);
             if !error {
                 return Built {
@@ -837,14 +838,28 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     unavailable: None,
                 };
             }
-            return Built::failed(
-                path,
-                Diagnostic::error(
-                    Code::SourceNotReady,
-                    format!("source {} is not ready: {reason}", ks.source_ref),
-                )
-                .at(ks.object.node_at(&["spec", "sourceRef"])),
+            let d = Diagnostic::error(
+                Code::SourceNotReady,
+                format!("source {} is not ready: {reason}", ks.source_ref),
             );
+            // The mistake is in the ArtifactGenerator: point there, and say who needed it.
+            let d = match &at {
+                Some(p) => d.at_line(&p.file, p.line, p.column).with_help(format!(
+                    "Kustomization {} reads this ExternalArtifact through its sourceRef{}",
+                    ks.key(),
+                    ks.object
+                        .node_at(&["spec", "sourceRef"])
+                        .and_then(|n| n.span.as_ref())
+                        .map(|s| {
+                            let file = s.file.path();
+                            let file = file.strip_prefix(ctx.root).unwrap_or(file);
+                            format!(" ({}:{})", file.display(), s.location().line)
+                        })
+                        .unwrap_or_default()
+                )),
+                None => d.at(ks.object.node_at(&["spec", "sourceRef"])),
+            };
+            return Built::failed(path, d);
         }
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
             let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {

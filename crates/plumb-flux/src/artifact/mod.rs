@@ -1,0 +1,417 @@
+//! ArtifactGenerator (`source.extensions.fluxcd.io/v1beta1`, fluxcd/source-watcher): an
+//! ExternalArtifact per `spec.artifacts[]`, staged from the trees of its sources by the copy
+//! operations, as source-watcher's builder stages them.
+//!
+//! The rules followed: `from` is `@alias/pattern` and `to` is `@artifact/path`. A pattern
+//! without glob characters names one file or directory, copied as `cp -r` would (a directory
+//! lands as `to/<its name>`, a file at `to`, or inside it when `to` ends with `/` or is a
+//! directory). A glob uses Go's `fs.Glob` (so `**` is one path element, like `*`); each match is
+//! copied to `to/<match>`, except that `dir/**` strips `dir/`. A glob matching nothing, or only
+//! excluded files, is an error. `exclude` patterns are doublestar globs matched against the path
+//! from the source root and from the pattern's literal prefix, and a pattern without `/` against
+//! file names too. Strategies: `Overwrite` (the default) replaces what an earlier copy wrote;
+//! `Merge` deep-merges a YAML file into an existing one (lists replaced, later wins; a copied
+//! directory is written over, not merged); `Extract` unpacks `.tar.gz`/`.tgz` files (matched
+//! with doublestar; other files are passed over) into `to`.
+//!
+//! [`pattern`] holds the two glob languages, `copy` the operations, `merge` and `extract` the
+//! two strategies that are more than a copy.
+
+mod copy;
+mod extract;
+mod merge;
+pub mod pattern;
+
+pub use copy::{stage, CopyError};
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const GROUP: &str = "source.extensions.fluxcd.io";
+
+/// Where a field of an ArtifactGenerator is written: its file, line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Place {
+    fn of(node: Option<&plumb_yaml::Node>) -> Option<Place> {
+        let span = node?.span.as_ref()?;
+        let loc = span.location();
+        Some(Place {
+            file: span.file.path().to_path_buf(),
+            line: loc.line,
+            column: loc.column,
+        })
+    }
+}
+
+/// One copy operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copy {
+    pub from: String,
+    pub to: String,
+    pub exclude: Vec<String>,
+    pub strategy: Strategy,
+    /// Where its `from`, `to` and `exclude` are written, when it came from a file.
+    pub places: CopyPlaces,
+}
+
+/// Where the fields of one copy operation are written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CopyPlaces {
+    pub from: Option<Place>,
+    pub to: Option<Place>,
+    pub exclude: Option<Place>,
+}
+
+impl Copy {
+    /// A copy operation written nowhere (built in code).
+    pub fn new(from: &str, to: &str, exclude: &[&str], strategy: Strategy) -> Copy {
+        Copy {
+            from: from.into(),
+            to: to.into(),
+            exclude: exclude.iter().map(|e| e.to_string()).collect(),
+            strategy,
+            places: CopyPlaces::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    Overwrite,
+    Merge,
+    Extract,
+}
+
+impl Strategy {
+    /// `spec.artifacts[].copy[].strategy` (the CRD's enum; absent is Overwrite).
+    pub fn parse(text: Option<&str>) -> Strategy {
+        match text {
+            Some("Merge") => Strategy::Merge,
+            Some("Extract") => Strategy::Extract,
+            _ => Strategy::Overwrite,
+        }
+    }
+}
+
+/// One output artifact of a generator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputArtifact {
+    pub name: String,
+    pub copy: Vec<Copy>,
+    /// Where its `name` is written.
+    pub place: Option<Place>,
+}
+
+/// One entry of `spec.sources`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceEntry {
+    pub alias: String,
+    pub source: crate::model::ObjectRef,
+    pub place: Option<Place>,
+}
+
+/// An ArtifactGenerator object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generator {
+    pub namespace: String,
+    pub name: String,
+    pub sources: Vec<SourceEntry>,
+    pub artifacts: Vec<OutputArtifact>,
+}
+
+impl Generator {
+    /// The ExternalArtifacts it creates: one per `spec.artifacts[].name`, in its namespace.
+    pub fn outputs(&self) -> Vec<crate::model::Source> {
+        self.artifacts
+            .iter()
+            .map(|a| crate::model::Source {
+                id: crate::model::ObjectRef::new("ExternalArtifact", &self.namespace, &a.name),
+                url: None,
+                spec: Value::Null,
+            })
+            .collect()
+    }
+
+    pub fn from_object(object: &crate::model::Object) -> Option<Generator> {
+        if !object.is(GROUP, "ArtifactGenerator") {
+            return None;
+        }
+        let ns = object.namespace_or_default();
+        let spec = &object.value["spec"];
+        let node = object.origin.as_ref().and_then(|o| o.get_path(&["spec"]));
+        let item = |list: &str, i: usize| {
+            node.and_then(|n| n.get(list))
+                .and_then(|l| l.as_sequence())
+                .and_then(|items| items.get(i))
+        };
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let sources = list(&spec["sources"])
+            .iter()
+            .enumerate()
+            .map(|(i, s)| SourceEntry {
+                alias: text(&s["alias"]),
+                source: crate::model::ObjectRef::new(
+                    s["kind"].as_str().unwrap_or(""),
+                    s["namespace"].as_str().unwrap_or(ns),
+                    s["name"].as_str().unwrap_or(""),
+                ),
+                place: Place::of(item("sources", i).map(|n| n.get("name").unwrap_or(n))),
+            })
+            .collect();
+        let artifacts = list(&spec["artifacts"])
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let artifact = item("artifacts", i);
+                let ops = artifact
+                    .and_then(|n| n.get("copy"))
+                    .and_then(|l| l.as_sequence());
+                OutputArtifact {
+                    name: text(&a["name"]),
+                    place: Place::of(artifact.map(|n| n.get("name").unwrap_or(n))),
+                    copy: list(&a["copy"])
+                        .iter()
+                        .enumerate()
+                        .map(|(j, op)| {
+                            let at = ops.and_then(|o| o.get(j));
+                            let field = |f: &str| Place::of(at.map(|n| n.get(f).unwrap_or(n)));
+                            Copy {
+                                from: text(&op["from"]),
+                                to: text(&op["to"]),
+                                exclude: list(&op["exclude"])
+                                    .iter()
+                                    .filter_map(Value::as_str)
+                                    .map(str::to_string)
+                                    .collect(),
+                                strategy: Strategy::parse(op["strategy"].as_str()),
+                                places: CopyPlaces {
+                                    from: field("from"),
+                                    to: field("to"),
+                                    exclude: field("exclude"),
+                                },
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        Some(Generator {
+            namespace: ns.to_string(),
+            name: object.name().to_string(),
+            sources,
+            artifacts,
+        })
+    }
+}
+
+/// A staged artifact: its directory, and for each file in it the source file it came from (the
+/// last one written, for a merged file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Staged {
+    pub dir: PathBuf,
+    pub origins: BTreeMap<PathBuf, PathBuf>,
+}
+
+/// The ExternalArtifacts of `generator`, staged under `staging` from the trees its sources
+/// resolve to in `sources` (directories of the checkout under `root`), or why each cannot be.
+pub fn stage_generator(
+    generator: &Generator,
+    sources: &crate::source::Sources,
+    root: &Path,
+    staging: &Path,
+) -> Vec<(crate::model::ObjectRef, crate::source::Resolution)> {
+    use crate::source::Resolution;
+    let who = format!(
+        "ArtifactGenerator {}/{}",
+        generator.namespace, generator.name
+    );
+    // A problem of the whole generator fails every artifact it has.
+    let mut failed: Option<(String, bool, Option<Place>)> = generator
+        .validate()
+        .map(|(why, at)| (format!("{who} is invalid: {why}"), true, at));
+    let mut trees = BTreeMap::new();
+    for entry in &generator.sources {
+        let source = &entry.source;
+        let unusable = match sources.resolve(source) {
+            Resolution::Dir(dir) | Resolution::Assumed(dir, _) => {
+                trees.insert(entry.alias.clone(), crate::source::join(root, &dir));
+                None
+            }
+            Resolution::Staged(staged) => {
+                trees.insert(entry.alias.clone(), staged.dir.clone());
+                None
+            }
+            Resolution::NotFound => Some((
+                format!(
+                    "{who} reads {source} (alias '{}'), which nothing creates",
+                    entry.alias
+                ),
+                true,
+            )),
+            Resolution::Unmapped { .. } | Resolution::Unstaged { .. } => {
+                Some((format!("{who} reads {source}, which is not fetched"), false))
+            }
+        };
+        if let Some((reason, error)) = unusable {
+            failed.get_or_insert((reason, error, entry.place.clone()));
+        }
+    }
+    generator
+        .artifacts
+        .iter()
+        .map(|artifact| {
+            let id = crate::model::ObjectRef::new(
+                "ExternalArtifact",
+                &generator.namespace,
+                &artifact.name,
+            );
+            let resolution = match &failed {
+                Some((reason, error, at)) => Resolution::Unstaged {
+                    reason: reason.clone(),
+                    error: *error,
+                    at: at.clone(),
+                },
+                None => {
+                    let dir = staging.join(&generator.namespace).join(&artifact.name);
+                    match stage(artifact, &trees, &dir) {
+                        Ok(staged) => Resolution::Staged(std::sync::Arc::new(staged)),
+                        Err(e) => {
+                            let op = artifact.copy.get(e.operation);
+                            let at = op.and_then(|op| match e.field {
+                                "to" => op.places.to.clone(),
+                                "exclude" => op.places.exclude.clone(),
+                                _ => op.places.from.clone(),
+                            });
+                            Resolution::Unstaged {
+                                reason: format!(
+                                    "{who} failed to build artifact '{}': {}",
+                                    artifact.name, e.message
+                                ),
+                                error: true,
+                                at: at.or_else(|| artifact.place.clone()),
+                            }
+                        }
+                    }
+                }
+            };
+            (id, resolution)
+        })
+        .collect()
+}
+
+impl Generator {
+    /// source-watcher's `validateSpec`: aliases and artifact names unique, names valid
+    /// Kubernetes object names. The first problem, and where it is written.
+    fn validate(&self) -> Option<(String, Option<Place>)> {
+        let mut aliases = std::collections::BTreeSet::new();
+        for s in &self.sources {
+            if !aliases.insert(s.alias.as_str()) {
+                return Some((
+                    format!("duplicate source alias '{}' found", s.alias),
+                    s.place.clone(),
+                ));
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for a in &self.artifacts {
+            if !names.insert(a.name.as_str()) {
+                return Some((
+                    format!("duplicate artifact name '{}' found", a.name),
+                    a.place.clone(),
+                ));
+            }
+            if !is_dns_subdomain(&a.name) {
+                return Some((
+                    format!(
+                        "artifact name {:?} is not a valid Kubernetes object name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                        a.name
+                    ),
+                    a.place.clone(),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Kubernetes' `NameIsDNSSubdomain`.
+fn is_dns_subdomain(name: &str) -> bool {
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    !name.is_empty() && name.len() <= 253 && name.split('.').all(label)
+}
+
+impl Staged {
+    /// A build of this tree with every file position moved back to the checkout's file it was
+    /// copied from, so that diagnostics and findings point at the repository.
+    pub fn remap(
+        &self,
+        built: Result<Vec<crate::model::Object>, crate::diagnostic::Diagnostic>,
+    ) -> Result<Vec<crate::model::Object>, crate::diagnostic::Diagnostic> {
+        let mut files = std::collections::HashMap::new();
+        match built {
+            Ok(mut objects) => {
+                for o in &mut objects {
+                    if let Some(node) = &mut o.origin {
+                        self.remap_node(node, &mut files);
+                    }
+                }
+                Ok(objects)
+            }
+            Err(mut d) => {
+                if let Some(origin) = d.file.as_deref().and_then(|f| self.origin_of(f)) {
+                    d.file = Some(origin.to_path_buf());
+                }
+                d.message = d.message.replace(&format!("{}/", self.dir.display()), "");
+                Err(d)
+            }
+        }
+    }
+
+    fn remap_node(
+        &self,
+        node: &mut plumb_yaml::Node,
+        files: &mut std::collections::HashMap<PathBuf, std::sync::Arc<plumb_yaml::SourceFile>>,
+    ) {
+        if let Some(span) = &mut node.span {
+            let path = span.file.path().to_path_buf();
+            if let Some(origin) = self.origin_of(&path) {
+                let file = files
+                    .entry(path)
+                    .or_insert_with(|| plumb_yaml::SourceFile::new(origin, span.file.text()));
+                span.file = file.clone();
+            }
+        }
+        match &mut node.kind {
+            plumb_yaml::NodeKind::Sequence(items) => {
+                items.iter_mut().for_each(|n| self.remap_node(n, files))
+            }
+            plumb_yaml::NodeKind::Mapping(pairs) => {
+                for (k, v) in pairs {
+                    self.remap_node(k, files);
+                    self.remap_node(v, files);
+                }
+            }
+            plumb_yaml::NodeKind::Scalar(_) => {}
+        }
+    }
+
+    /// The file of the checkout that `path` (inside the staged tree) was copied from.
+    pub fn origin_of(&self, path: &Path) -> Option<&Path> {
+        let rel = path.strip_prefix(&self.dir).ok()?;
+        self.origins.get(rel).map(PathBuf::as_path)
+    }
+}
