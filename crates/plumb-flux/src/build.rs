@@ -752,7 +752,11 @@ fn register(
                     produced.runtime.push(secret);
                 }
                 if let Some(generator) = crate::artifact::Generator::from_object(object) {
-                    for artifact in generator.outputs() {
+                    for (artifact, out) in generator.outputs().into_iter().zip(&generator.artifacts)
+                    {
+                        sources
+                            .generated
+                            .insert(artifact.id.clone(), out.place.clone());
                         sources.add(artifact.clone());
                         found_sources.push((artifact, parent_key.clone()));
                     }
@@ -811,6 +815,36 @@ fn tree_order(nodes: &[Node]) -> Vec<usize> {
         }
     }
     out
+}
+
+/// What the ArtifactGenerators of the cluster do generate in `wanted`'s namespace, and where
+/// each is named, for an ExternalArtifact that none generates.
+fn generated_help(ctx: &Context<'_>, wanted: &ObjectRef) -> String {
+    let same_namespace: Vec<String> = ctx
+        .sources
+        .generated
+        .iter()
+        .filter(|(id, _)| id.namespace == wanted.namespace)
+        .map(|(id, place)| match place {
+            Some(p) => {
+                let file = p.file.strip_prefix(ctx.root).unwrap_or(&p.file);
+                format!("'{}' ({}:{})", id.name, file.display(), p.line)
+            }
+            None => format!("'{}'", id.name),
+        })
+        .collect();
+    if same_namespace.is_empty() {
+        format!(
+            "add an ArtifactGenerator with an artifact named '{}' in namespace {}, or map the name in .plumb.yaml `sources:`",
+            wanted.name, wanted.namespace
+        )
+    } else {
+        format!(
+            "the ArtifactGenerators of namespace {} generate {}",
+            wanted.namespace,
+            same_namespace.join(", ")
+        )
+    }
 }
 
 /// Builds one Flux Kustomization.
@@ -921,6 +955,20 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 }),
                 unavailable: None,
             };
+        }
+        Resolution::NotFound if ks.source_ref.kind == "ExternalArtifact" => {
+            return Built::failed(
+                source::clean_relative(&raw_path),
+                Diagnostic::error(
+                    Code::SourceNotFound,
+                    format!(
+                        "source {} not found: no ArtifactGenerator of this cluster generates it and .plumb.yaml does not map it",
+                        ks.source_ref
+                    ),
+                )
+                .at(ks.object.node_at(&["spec", "sourceRef"]))
+                .with_help(generated_help(ctx, &ks.source_ref)),
+            );
         }
         Resolution::NotFound => {
             return Built::failed(

@@ -160,6 +160,9 @@ pub struct Sources {
     pub remotes: Vec<String>,
     /// ExternalArtifacts staged from ArtifactGenerators, or why they could not be.
     pub artifacts: BTreeMap<ObjectRef, Resolution>,
+    /// Where each ExternalArtifact an ArtifactGenerator generates is named (its
+    /// `spec.artifacts[].name`), to say what exists when a name is not found.
+    pub generated: BTreeMap<ObjectRef, Option<crate::artifact::Place>>,
 }
 
 impl Sources {

@@ -19,6 +19,7 @@ fn fixtures() -> PathBuf {
 fn snapshot(layout: &str) -> String {
     let dir = fixtures().join(layout);
     let mut options = Options::default();
+    let options_text = std::fs::read_to_string(dir.join("options.txt")).unwrap_or_default();
     if let Ok(text) = std::fs::read_to_string(dir.join("options.txt")) {
         for line in text.lines() {
             if let Some(entry) = line.strip_prefix("entry: ") {
@@ -89,6 +90,34 @@ fn snapshot(layout: &str) -> String {
             why.message(),
             why.help()
         ));
+    }
+    // Where each built object was read from: a file of the repository, also for the objects
+    // of an ExternalArtifact staged outside it.
+    if options_text.lines().any(|l| l == "positions") {
+        out.push_str("=== positions\n");
+        for entry in &result.entries {
+            for ks in &entry.kustomizations {
+                for o in &ks.objects {
+                    let place = o
+                        .origin
+                        .as_ref()
+                        .and_then(|n| n.span.as_ref())
+                        .map(|s| {
+                            let file = s.file.path();
+                            match file.strip_prefix(&repo) {
+                                Ok(rel) => format!("{}:{}", rel.display(), s.location().line),
+                                Err(_) => "outside the repository".to_string(),
+                            }
+                        })
+                        .unwrap_or_else(|| "no position".into());
+                    out.push_str(&format!(
+                        "{} {}  {place}\n",
+                        ks.kustomization.key(),
+                        o.display_id()
+                    ));
+                }
+            }
+        }
     }
     out.push_str("=== summary\n");
     out.push_str(&result.summary().to_string());
@@ -191,6 +220,22 @@ fn errors() {
 #[test]
 fn sops_substitute_from() {
     check("sops-substitute-from");
+}
+
+/// The Flux monorepo example: one checkout split by an ArtifactGenerator into an
+/// infrastructure and an apps ExternalArtifact per cluster, each consumed by Kustomizations;
+/// every object's position is a file of the repository.
+#[test]
+fn monorepo_artifacts() {
+    check("monorepo-artifacts");
+}
+
+/// Every way an ArtifactGenerator fails, each a diagnostic at the line of the generator that
+/// is wrong (or, for an ExternalArtifact nothing generates, at the sourceRef, naming what is
+/// generated).
+#[test]
+fn artifact_generator_errors() {
+    check("artifact-generator-errors");
 }
 
 /// The build is the same whatever the number of threads.
