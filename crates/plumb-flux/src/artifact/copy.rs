@@ -216,7 +216,7 @@ impl Copier<'_> {
     /// `copyDirWithRoots`: a walk of `src` in name order, excluded paths (matched from the
     /// source root and from `base`) left out with everything under them.
     fn copy_dir(&mut self, src: &str, target: &str, base: &str) -> Result<(), String> {
-        std::fs::create_dir_all(self.staged.dir.join(target)).map_err(|e| e.to_string())?;
+        make_dirs(&self.staged.dir, target)?;
         let real = resolve_in_root(self.root, src).map_err(|e| format!("open {src}: {e}"))?;
         let mut names: Vec<String> = std::fs::read_dir(&real)
             .map_err(|e| format!("open {src}: {e}"))?
@@ -252,14 +252,40 @@ impl Copier<'_> {
         if meta.is_dir() {
             return Err(format!("read {src}: is a directory"));
         }
-        let to = self.staged.dir.join(target);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)
+        if let Some((parent, _)) = target.rsplit_once('/') {
+            make_dirs(&self.staged.dir, parent)
                 .map_err(|e| format!("failed to create destination directory: {e}"))?;
         }
-        std::fs::copy(&from, &to).map_err(|e| format!("{target}: {e}"))?;
+        let to = self.staged.dir.join(target);
+        std::fs::copy(&from, &to).map_err(|e| format!("openat {target}: {}", go_io_error(&e)))?;
         self.staged.origins.insert(PathBuf::from(target), from);
         Ok(())
+    }
+}
+
+/// `createDirRecursive`: each missing directory of `rel` made, and anything already there
+/// (even a file) taken as done, so that writing into it fails later as Go's does.
+fn make_dirs(dir: &Path, rel: &str) -> Result<(), String> {
+    let mut path = dir.to_path_buf();
+    for part in rel.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        path.push(part);
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("mkdirat {rel}: {}", go_io_error(&e))),
+        }
+    }
+    Ok(())
+}
+
+/// An I/O error as Go's `syscall.Errno` prints it.
+fn go_io_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotADirectory => "not a directory".into(),
+        std::io::ErrorKind::IsADirectory => "is a directory".into(),
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
     }
 }
 

@@ -415,3 +415,83 @@ impl Staged {
         self.origins.get(rel).map(PathBuf::as_path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generator(yaml: &str) -> Generator {
+        let docs = plumb_yaml::parse_documents(Path::new("gen.yaml"), yaml).unwrap();
+        let object = crate::model::Object {
+            value: plumb_yaml::to_json(&docs[0]).unwrap(),
+            origin: Some(docs[0].clone()),
+        };
+        Generator::from_object(&object).unwrap()
+    }
+
+    const GENERATOR: &str = "apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata: {name: gen, namespace: apps}
+spec:
+  sources:
+    - alias: repo
+      kind: GitRepository
+      name: monorepo
+  artifacts:
+    - name: web
+      copy:
+        - from: \"@repo/web/**\"
+          to: \"@artifact/\"
+          exclude: [\"*.md\"]
+          strategy: Merge
+";
+
+    #[test]
+    fn a_generator_remembers_where_each_field_is_written() {
+        let g = generator(GENERATOR);
+        assert_eq!(g.sources[0].alias, "repo");
+        assert_eq!(
+            g.sources[0].source,
+            crate::model::ObjectRef::new("GitRepository", "apps", "monorepo")
+        );
+        assert_eq!(g.sources[0].place.as_ref().map(|p| p.line), Some(8));
+        let artifact = &g.artifacts[0];
+        assert_eq!(
+            artifact.place.as_ref().map(|p| (p.line, p.column)),
+            Some((10, 13))
+        );
+        let op = &artifact.copy[0];
+        assert_eq!(op.strategy, Strategy::Merge);
+        assert_eq!(op.exclude, vec!["*.md"]);
+        let line = |p: &Option<Place>| p.as_ref().map(|p| p.line);
+        assert_eq!(line(&op.places.from), Some(12));
+        assert_eq!(line(&op.places.to), Some(13));
+        assert_eq!(line(&op.places.exclude), Some(14));
+        assert_eq!(op.places.from.as_ref().unwrap().file, Path::new("gen.yaml"));
+    }
+
+    #[test]
+    fn duplicate_aliases_and_names_and_invalid_names_are_refused_where_written() {
+        assert_eq!(generator(GENERATOR).validate(), None);
+        let twice = GENERATOR.replace(
+            "  artifacts:\n",
+            "    - alias: repo\n      kind: OCIRepository\n      name: other\n  artifacts:\n",
+        );
+        let (why, at) = generator(&twice).validate().unwrap();
+        assert_eq!(why, "duplicate source alias 'repo' found");
+        assert_eq!(at.map(|p| p.line), Some(11));
+        let names = format!("{GENERATOR}    - name: web\n      copy: []\n");
+        let (why, at) = generator(&names).validate().unwrap();
+        assert_eq!(why, "duplicate artifact name 'web' found");
+        assert_eq!(at.map(|p| p.line), Some(16));
+        let (why, _) = generator(&GENERATOR.replace("name: web", "name: Web_App"))
+            .validate()
+            .unwrap();
+        assert!(
+            why.contains("\"Web_App\" is not a valid Kubernetes object name"),
+            "{why}"
+        );
+        assert!(is_dns_subdomain("podinfo.v2-beta"));
+        assert!(!is_dns_subdomain("-podinfo"));
+    }
+}
