@@ -37,6 +37,7 @@ pub fn stage(
     let mut staged = Staged {
         dir: dir.to_path_buf(),
         origins: BTreeMap::new(),
+        rewritten: Default::default(),
     };
     for (i, op) in artifact.copy.iter().enumerate() {
         apply(op, sources, &mut staged).map_err(|(field, e)| CopyError {
@@ -208,6 +209,7 @@ impl Copier<'_> {
                 .map_err(|e| format!("failed to merged YAML: {e}"))?;
             std::fs::write(&to, merged).map_err(|e| format!("{target}: {e}"))?;
             self.staged.origins.insert(PathBuf::from(target), real);
+            self.staged.rewritten.insert(PathBuf::from(target));
             return Ok(());
         }
         self.copy_regular(src, target)
@@ -259,6 +261,7 @@ impl Copier<'_> {
         let to = self.staged.dir.join(target);
         std::fs::copy(&from, &to).map_err(|e| format!("openat {target}: {}", go_io_error(&e)))?;
         self.staged.origins.insert(PathBuf::from(target), from);
+        self.staged.rewritten.remove(Path::new(target));
         Ok(())
     }
 }

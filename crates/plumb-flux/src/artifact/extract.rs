@@ -63,9 +63,9 @@ fn untar(root: &Path, src: &str, dest: &str, staged: &mut Staged) -> Result<(), 
                 .map_err(|e| format!("error writing to {}: {e}", to.display()))?;
             std::io::copy(&mut entry, &mut out)
                 .map_err(|e| format!("error copying buffer: {e}"))?;
-            staged
-                .origins
-                .insert(PathBuf::from(dest).join(&rel), from.clone());
+            let staged_path = PathBuf::from(dest).join(&rel);
+            staged.origins.insert(staged_path.clone(), from.clone());
+            staged.rewritten.insert(staged_path);
         } else if kind.is_symlink() {
             return Err(format!(
                 "tar file entry {name} is a symlink, which is not allowed in this context"

@@ -218,6 +218,10 @@ impl Generator {
 pub struct Staged {
     pub dir: PathBuf,
     pub origins: BTreeMap<PathBuf, PathBuf>,
+    /// Files whose text is not their origin's (YAML merged from two files, files unpacked
+    /// from a tarball): a position in them is shown as the start of the origin, since its
+    /// line would be of another text.
+    pub rewritten: std::collections::BTreeSet<PathBuf>,
 }
 
 /// The ExternalArtifacts of `generator`, staged under `staging` from the trees its sources
@@ -372,8 +376,16 @@ impl Staged {
                 Ok(objects)
             }
             Err(mut d) => {
-                if let Some(origin) = d.file.as_deref().and_then(|f| self.origin_of(f)) {
-                    d.file = Some(origin.to_path_buf());
+                if let Some(file) = d.file.clone() {
+                    if let Some(origin) = self.origin_of(&file) {
+                        d.file = Some(origin.to_path_buf());
+                        // A line of a merged or unpacked file is not a line of its origin.
+                        let rel = file.strip_prefix(&self.dir).unwrap_or(&file);
+                        if self.rewritten.contains(rel) {
+                            d.line = None;
+                            d.column = None;
+                        }
+                    }
                 }
                 d.message = d.message.replace(&format!("{}/", self.dir.display()), "");
                 Err(d)
@@ -389,10 +401,21 @@ impl Staged {
         if let Some(span) = &mut node.span {
             let path = span.file.path().to_path_buf();
             if let Some(origin) = self.origin_of(&path) {
-                let file = files
-                    .entry(path)
-                    .or_insert_with(|| plumb_yaml::SourceFile::new(origin, span.file.text()));
+                let rewritten = path
+                    .strip_prefix(&self.dir)
+                    .is_ok_and(|rel| self.rewritten.contains(rel));
+                let file = files.entry(path).or_insert_with(|| {
+                    let text = match rewritten {
+                        true => String::new(),
+                        false => span.file.text().to_string(),
+                    };
+                    plumb_yaml::SourceFile::new(origin, &text)
+                });
                 span.file = file.clone();
+                if rewritten {
+                    span.start = 0;
+                    span.end = 0;
+                }
             }
         }
         match &mut node.kind {
