@@ -88,6 +88,7 @@ fn run(case: &Value) -> Result<(), String> {
         .collect();
     let artifact = OutputArtifact {
         name: case["artifact"].as_str().unwrap_or("artifact").to_string(),
+        revision: None,
         copy,
         place: None,
     };

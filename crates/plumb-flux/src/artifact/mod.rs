@@ -104,6 +104,8 @@ impl Strategy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputArtifact {
     pub name: String,
+    /// `revision`: `@alias` of the source whose revision the artifact takes.
+    pub revision: Option<String>,
     pub copy: Vec<Copy>,
     /// Where its `name` is written.
     pub place: Option<Place>,
@@ -124,6 +126,9 @@ pub struct Generator {
     pub name: String,
     pub sources: Vec<SourceEntry>,
     pub artifacts: Vec<OutputArtifact>,
+    /// The first field the CRD's schema refuses (the API server would not accept the
+    /// object), and where it is written.
+    pub schema_error: Option<(String, Option<Place>)>,
 }
 
 impl Generator {
@@ -176,6 +181,7 @@ impl Generator {
                     .and_then(|l| l.as_sequence());
                 OutputArtifact {
                     name: text(&a["name"]),
+                    revision: a["revision"].as_str().map(str::to_string),
                     place: Place::of(artifact.map(|n| n.get("name").unwrap_or(n))),
                     copy: list(&a["copy"])
                         .iter()
@@ -208,6 +214,7 @@ impl Generator {
             name: object.name().to_string(),
             sources,
             artifacts,
+            schema_error: schema_error(spec, node),
         })
     }
 }
@@ -315,6 +322,9 @@ impl Generator {
     /// source-watcher's `validateSpec`: aliases and artifact names unique, names valid
     /// Kubernetes object names. The first problem, and where it is written.
     fn validate(&self) -> Option<(String, Option<Place>)> {
+        if let Some(problem) = &self.schema_error {
+            return Some(problem.clone());
+        }
         let mut aliases = std::collections::BTreeSet::new();
         for s in &self.sources {
             if !aliases.insert(s.alias.as_str()) {
@@ -332,6 +342,18 @@ impl Generator {
                     a.place.clone(),
                 ));
             }
+            if let Some(alias) = &a.revision {
+                let alias = alias.trim_start_matches('@');
+                if !aliases.contains(alias) {
+                    return Some((
+                        format!(
+                            "artifact {} revision source alias '{alias}' not found",
+                            a.name
+                        ),
+                        a.place.clone(),
+                    ));
+                }
+            }
             if !is_dns_subdomain(&a.name) {
                 return Some((
                     format!(
@@ -344,6 +366,76 @@ impl Generator {
         }
         None
     }
+}
+
+/// The CRD's patterns and enums (source.extensions.fluxcd.io_artifactgenerators.yaml), as the
+/// API server reports a value they refuse.
+fn schema_error(spec: &Value, node: Option<&plumb_yaml::Node>) -> Option<(String, Option<Place>)> {
+    const ALIAS: &str = "^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$";
+    const FROM: &str = "^@([a-z0-9]([a-z0-9_-]*[a-z0-9])?)/(.*)$";
+    const TO: &str = "^@(artifact)/(.*)$";
+    const REVISION: &str = "^@([a-z0-9]([a-z0-9_-]*[a-z0-9])?)$";
+    let at = |path: &[&str]| {
+        let mut n = node?;
+        for key in path {
+            n = match key.parse::<usize>() {
+                Ok(i) => n.as_sequence()?.get(i)?,
+                Err(_) => n.get(key)?,
+            };
+        }
+        Some(n)
+    };
+    let pattern = |field: String, value: &str, re: &str, path: &[&str]| {
+        let ok = regex::Regex::new(re).is_ok_and(|r| r.is_match(value));
+        (!ok).then(|| {
+            (
+                format!("{field}: Invalid value: {value:?}: {field} in body should match '{re}'"),
+                Place::of(at(path)),
+            )
+        })
+    };
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    for (i, s) in items(&spec["sources"]).iter().enumerate() {
+        let alias = s["alias"].as_str().unwrap_or_default();
+        let (n, field) = (i.to_string(), format!("spec.sources[{i}].alias"));
+        if let Some(e) = pattern(field, alias, ALIAS, &["sources", &n, "alias"]) {
+            return Some(e);
+        }
+    }
+    for (i, a) in items(&spec["artifacts"]).iter().enumerate() {
+        let n = i.to_string();
+        if let Some(revision) = a["revision"].as_str() {
+            let field = format!("spec.artifacts[{i}].revision");
+            if let Some(e) = pattern(field, revision, REVISION, &["artifacts", &n, "revision"]) {
+                return Some(e);
+            }
+        }
+        for (j, op) in items(&a["copy"]).iter().enumerate() {
+            let m = j.to_string();
+            let path = |f: &'static str| ["artifacts", n.as_str(), "copy", m.as_str(), f];
+            let field = |f: &str| format!("spec.artifacts[{i}].copy[{j}].{f}");
+            let from = op["from"].as_str().unwrap_or_default();
+            if let Some(e) = pattern(field("from"), from, FROM, &path("from")) {
+                return Some(e);
+            }
+            let to = op["to"].as_str().unwrap_or_default();
+            if let Some(e) = pattern(field("to"), to, TO, &path("to")) {
+                return Some(e);
+            }
+            if let Some(strategy) = op["strategy"].as_str() {
+                if !matches!(strategy, "Overwrite" | "Merge" | "Extract") {
+                    return Some((
+                        format!(
+                            "{}: Unsupported value: {strategy:?}: supported values: \"Overwrite\", \"Merge\", \"Extract\"",
+                            field("strategy")
+                        ),
+                        Place::of(at(&path("strategy"))),
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Kubernetes' `NameIsDNSSubdomain`.
@@ -516,5 +608,75 @@ spec:
         );
         assert!(is_dns_subdomain("podinfo.v2-beta"));
         assert!(!is_dns_subdomain("-podinfo"));
+    }
+
+    /// artifactgenerator_validation_test.go, TestArtifactGeneratorReconciler_Validation and
+    /// TestArtifactGeneratorReconciler_ValidationCEL: what the reconciler or the CRD refuses.
+    #[test]
+    fn source_watcher_validation_cases() {
+        let problem = |from: &str, to: &str| generator(&GENERATOR.replace(from, to)).validate();
+        // "unknown artifact revision"
+        let (why, at) = problem(
+            "    - name: web\n",
+            "    - name: web\n      revision: \"@unknown\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            why,
+            "artifact web revision source alias 'unknown' not found"
+        );
+        assert_eq!(at.map(|p| p.line), Some(10));
+        assert_eq!(
+            problem(
+                "    - name: web\n",
+                "    - name: web\n      revision: \"@repo\"\n"
+            ),
+            None
+        );
+        // "valid source alias"
+        assert_eq!(problem("alias: repo", "alias: git_repo-v2"), None);
+        // "invalid source alias uppercase", "... with hyphen at start", "... at end", "... with slash"
+        for alias in ["Invalid-Alias", "-invalid", "invalid-", "invalid/alias"] {
+            let (why, at) = problem("alias: repo", &format!("alias: {alias}")).unwrap();
+            assert!(
+                why.starts_with(&format!(
+                    "spec.sources[0].alias: Invalid value: \"{alias}\""
+                )),
+                "{why}"
+            );
+            assert_eq!(at.map(|p| p.line), Some(6));
+        }
+        // "invalid static artifact name"
+        let (why, _) = problem("name: web", "name: Invalid Name").unwrap();
+        assert!(
+            why.contains("is not a valid Kubernetes object name"),
+            "{why}"
+        );
+        // "valid artifact copy from and to"
+        assert_eq!(
+            problem(
+                "@repo/web/**\"\n          to: \"@artifact/\"",
+                "@repo/test.yaml\"\n          to: \"@artifact/v2/replace.yaml\""
+            ),
+            None
+        );
+        // "invalid artifact copy from"
+        let (why, at) = problem("\"@repo/web/**\"", "\"source/file.yaml\"").unwrap();
+        assert!(
+            why.starts_with("spec.artifacts[0].copy[0].from: Invalid value"),
+            "{why}"
+        );
+        assert_eq!(at.map(|p| p.line), Some(12));
+        // "invalid artifact copy to"
+        let (why, at) = problem("\"@artifact/\"", "\"@artefact/file.yaml\"").unwrap();
+        assert!(
+            why.starts_with("spec.artifacts[0].copy[0].to: Invalid value"),
+            "{why}"
+        );
+        assert_eq!(at.map(|p| p.line), Some(13));
+        // The strategy enum: a lower-case strategy is refused, not taken for Overwrite.
+        let (why, at) = problem("strategy: Merge", "strategy: merge").unwrap();
+        assert!(why.contains("Unsupported value: \"merge\""), "{why}");
+        assert_eq!(at.map(|p| p.line), Some(15));
     }
 }
