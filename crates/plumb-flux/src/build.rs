@@ -752,34 +752,22 @@ fn register(
                     produced.runtime.push(secret);
                 }
                 if let Some(generator) = crate::artifact::Generator::from_object(object) {
-                    for (artifact, out) in generator.outputs().into_iter().zip(&generator.artifacts)
-                    {
-                        sources
-                            .generated
-                            .insert(artifact.id.clone(), out.place.clone());
-                        sources.add(artifact.clone());
-                        found_sources.push((artifact, parent_key.clone()));
-                    }
                     let root = staging.root;
-                    let staged = match staging.dir() {
+                    let generated = match staging.dir() {
                         Ok(dir) => crate::artifact::stage_generator(&generator, sources, root, dir),
-                        Err(e) => generator
-                            .outputs()
-                            .into_iter()
-                            .map(|a| {
-                                let reason = format!("cannot stage artifacts: {e}");
-                                (
-                                    a.id,
-                                    Resolution::Unstaged {
-                                        reason,
-                                        error: false,
-                                        at: None,
-                                    },
-                                )
-                            })
-                            .collect(),
+                        Err(e) => crate::artifact::Generated::unstaged(
+                            &generator,
+                            &format!("cannot stage artifacts: {e}"),
+                        ),
                     };
-                    sources.artifacts.extend(staged);
+                    for out in generated.outputs {
+                        let id = out.source.id.clone();
+                        sources.generated.insert(id.clone(), out.place);
+                        sources.add(out.source.clone());
+                        found_sources.push((out.source, parent_key.clone()));
+                        sources.artifacts.insert(id, out.resolution);
+                    }
+                    sources.undiscovered.extend(generated.undiscovered);
                 }
                 if let Some(source) = Source::from_object(object) {
                     sources.add(source.clone());
@@ -957,6 +945,37 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             };
         }
         Resolution::NotFound if ks.source_ref.kind == "ExternalArtifact" => {
+            // A generator whose pathPattern could not be walked may be what generates it.
+            let pending = ctx
+                .sources
+                .undiscovered
+                .iter()
+                .find(|u| u.namespace == ks.source_ref.namespace);
+            if let Some(u) = pending {
+                let path = source::clean_relative(&raw_path);
+                if !u.error {
+                    return Built {
+                        path,
+                        objects: Vec::new(),
+                        diagnostics: Vec::new(),
+                        assumed: Vec::new(),
+                        not_built: Some(u.reason.clone()),
+                        unavailable: None,
+                    };
+                }
+                let d = Diagnostic::error(
+                    Code::SourceNotReady,
+                    format!(
+                        "source {} is not ready: its artifacts are not known: {}",
+                        ks.source_ref, u.reason
+                    ),
+                );
+                let d = match &u.at {
+                    Some(p) => d.at_line(&p.file, p.line, p.column),
+                    None => d.at(ks.object.node_at(&["spec", "sourceRef"])),
+                };
+                return Built::failed(path, d);
+            }
             return Built::failed(
                 source::clean_relative(&raw_path),
                 Diagnostic::error(

@@ -163,6 +163,9 @@ pub struct Sources {
     /// Where each ExternalArtifact an ArtifactGenerator generates is named (its
     /// `spec.artifacts[].name`), to say what exists when a name is not found.
     pub generated: BTreeMap<ObjectRef, Option<crate::artifact::Place>>,
+    /// ArtifactGenerators whose `pathPattern` could not be walked: the ExternalArtifacts of
+    /// their namespace that nothing else generates may be theirs.
+    pub undiscovered: Vec<crate::artifact::Undiscovered>,
 }
 
 impl Sources {

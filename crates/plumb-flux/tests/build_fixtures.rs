@@ -238,6 +238,12 @@ fn artifact_generator_errors() {
     check("artifact-generator-errors");
 }
 
+/// `spec.pathPattern`: an ExternalArtifact per matching directory, consumed by name.
+#[test]
+fn artifact_generator_path_pattern() {
+    check("artifact-generator-path-pattern");
+}
+
 /// The build is the same whatever the number of threads.
 #[test]
 fn bootstrap_uncommitted() {

@@ -18,6 +18,7 @@
 //! two strategies that are more than a copy.
 
 mod copy;
+mod discover;
 mod extract;
 mod merge;
 pub mod pattern;
@@ -126,6 +127,8 @@ pub struct Generator {
     pub name: String,
     pub sources: Vec<SourceEntry>,
     pub artifacts: Vec<OutputArtifact>,
+    /// `spec.pathPattern`: the artifacts are templates rendered per matching directory.
+    pub path_pattern: Option<(String, Option<Place>)>,
     /// The first field the CRD's schema refuses (the API server would not accept the
     /// object), and where it is written.
     pub schema_error: Option<(String, Option<Place>)>,
@@ -214,6 +217,15 @@ impl Generator {
             name: object.name().to_string(),
             sources,
             artifacts,
+            path_pattern: spec["pathPattern"]
+                .as_str()
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    (
+                        p.to_string(),
+                        Place::of(node.and_then(|n| n.get("pathPattern"))),
+                    )
+                }),
             schema_error: schema_error(spec, node),
         })
     }
@@ -231,6 +243,66 @@ pub struct Staged {
     pub rewritten: std::collections::BTreeSet<PathBuf>,
 }
 
+/// What an ArtifactGenerator generates: each ExternalArtifact (where its name is written, and
+/// its tree or why there is none), and, for a `pathPattern` that could not be walked, why its
+/// artifacts are unknown.
+#[derive(Debug, Clone, Default)]
+pub struct Generated {
+    pub outputs: Vec<GeneratedArtifact>,
+    pub undiscovered: Option<Undiscovered>,
+}
+
+/// One ExternalArtifact of a generator.
+#[derive(Debug, Clone)]
+pub struct GeneratedArtifact {
+    pub source: crate::model::Source,
+    pub place: Option<Place>,
+    pub resolution: crate::source::Resolution,
+}
+
+/// A generator whose `pathPattern` could not be walked: its artifacts' names are not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undiscovered {
+    pub namespace: String,
+    pub reason: String,
+    /// Whether that is an error of the repository (not a source left unfetched).
+    pub error: bool,
+    pub at: Option<Place>,
+}
+
+impl Generated {
+    /// Every artifact of `generator` unstaged for `reason` (not an error of the repository).
+    pub fn unstaged(generator: &Generator, reason: &str) -> Generated {
+        let outputs = match generator.path_pattern {
+            Some(_) => Vec::new(),
+            None => generator
+                .outputs()
+                .into_iter()
+                .zip(&generator.artifacts)
+                .map(|(source, a)| GeneratedArtifact {
+                    source,
+                    place: a.place.clone(),
+                    resolution: crate::source::Resolution::Unstaged {
+                        reason: reason.to_string(),
+                        error: false,
+                        at: None,
+                    },
+                })
+                .collect(),
+        };
+        let undiscovered = generator.path_pattern.as_ref().map(|(_, at)| Undiscovered {
+            namespace: generator.namespace.clone(),
+            reason: reason.to_string(),
+            error: false,
+            at: at.clone(),
+        });
+        Generated {
+            outputs,
+            undiscovered,
+        }
+    }
+}
+
 /// The ExternalArtifacts of `generator`, staged under `staging` from the trees its sources
 /// resolve to in `sources` (directories of the checkout under `root`), or why each cannot be.
 pub fn stage_generator(
@@ -238,7 +310,7 @@ pub fn stage_generator(
     sources: &crate::source::Sources,
     root: &Path,
     staging: &Path,
-) -> Vec<(crate::model::ObjectRef, crate::source::Resolution)> {
+) -> Generated {
     use crate::source::Resolution;
     let who = format!(
         "ArtifactGenerator {}/{}",
@@ -275,8 +347,37 @@ pub fn stage_generator(
             failed.get_or_insert((reason, error, entry.place.clone()));
         }
     }
-    generator
-        .artifacts
+    let artifacts = match (&generator.path_pattern, &failed) {
+        (None, _) => generator.artifacts.clone(),
+        (Some((_, pattern_at)), Some((reason, error, at))) => {
+            return Generated {
+                outputs: Vec::new(),
+                undiscovered: Some(Undiscovered {
+                    namespace: generator.namespace.clone(),
+                    reason: reason.clone(),
+                    error: *error,
+                    at: at.clone().or_else(|| pattern_at.clone()),
+                }),
+            }
+        }
+        (Some((pattern, at)), None) => {
+            match discover::expand(pattern, &generator.artifacts, &trees) {
+                Ok(artifacts) => artifacts,
+                Err(why) => {
+                    return Generated {
+                        outputs: Vec::new(),
+                        undiscovered: Some(Undiscovered {
+                            namespace: generator.namespace.clone(),
+                            reason: format!("{who} failed: {why}"),
+                            error: true,
+                            at: at.clone(),
+                        }),
+                    }
+                }
+            }
+        }
+    };
+    let outputs = artifacts
         .iter()
         .map(|artifact| {
             let id = crate::model::ObjectRef::new(
@@ -313,9 +414,21 @@ pub fn stage_generator(
                     }
                 }
             };
-            (id, resolution)
+            GeneratedArtifact {
+                source: crate::model::Source {
+                    id,
+                    url: None,
+                    spec: Value::Null,
+                },
+                place: artifact.place.clone(),
+                resolution,
+            }
         })
-        .collect()
+        .collect();
+    Generated {
+        outputs,
+        undiscovered: None,
+    }
 }
 
 impl Generator {
@@ -354,7 +467,7 @@ impl Generator {
                     ));
                 }
             }
-            if !is_dns_subdomain(&a.name) {
+            if self.path_pattern.is_none() && !is_dns_subdomain(&a.name) {
                 return Some((
                     format!(
                         "artifact name {:?} is not a valid Kubernetes object name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
