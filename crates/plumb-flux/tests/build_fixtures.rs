@@ -5,7 +5,7 @@
 //! A fixture is `tests/fixtures/<layout>/repo/` plus an optional `options.txt` (`entry: PATH`
 //! lines, `no-strict`, `git-remote: URL` to build a copy of the repository whose
 //! `.git/config` has that `origin`). The snapshot ends with the notes of what the build assumed
-//! and its summary line.
+//! and its summary line; with a `positions` line, it lists where each object was read from.
 
 use plumb_flux::build::{build_repository, Options};
 use plumb_flux::graph::{self, Format};
@@ -19,7 +19,6 @@ fn fixtures() -> PathBuf {
 fn snapshot(layout: &str) -> String {
     let dir = fixtures().join(layout);
     let mut options = Options::default();
-    let options_text = std::fs::read_to_string(dir.join("options.txt")).unwrap_or_default();
     if let Ok(text) = std::fs::read_to_string(dir.join("options.txt")) {
         for line in text.lines() {
             if let Some(entry) = line.strip_prefix("entry: ") {
@@ -93,7 +92,9 @@ fn snapshot(layout: &str) -> String {
     }
     // Where each built object was read from: a file of the repository, also for the objects
     // of an ExternalArtifact staged outside it.
-    if options_text.lines().any(|l| l == "positions") {
+    let positions = std::fs::read_to_string(dir.join("options.txt"))
+        .is_ok_and(|t| t.lines().any(|l| l == "positions"));
+    if positions {
         out.push_str("=== positions\n");
         for entry in &result.entries {
             for ks in &entry.kustomizations {
