@@ -5,7 +5,7 @@
 //! A fixture is `tests/fixtures/<layout>/repo/` plus an optional `options.txt` (`entry: PATH`
 //! lines, `no-strict`, `git-remote: URL` to build a copy of the repository whose
 //! `.git/config` has that `origin`). The snapshot ends with the notes of what the build assumed
-//! and its summary line; with a `positions` line, it lists where each object was read from.
+//! and its summary line.
 
 use plumb_flux::build::{build_repository, Options};
 use plumb_flux::graph::{self, Format};
@@ -90,8 +90,8 @@ fn snapshot(layout: &str) -> String {
             why.help()
         ));
     }
-    // Where each built object was read from: a file of the repository, also for the objects
-    // of an ExternalArtifact staged outside it.
+    // With a `positions` line in options.txt: where each built object was read from, a file of
+    // the repository, also for the objects of an ExternalArtifact staged outside it.
     let positions = std::fs::read_to_string(dir.join("options.txt"))
         .is_ok_and(|t| t.lines().any(|l| l == "positions"));
     if positions {
