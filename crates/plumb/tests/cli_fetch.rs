@@ -111,7 +111,10 @@ fn a_git_repository_nothing_serves_is_unavailable_with_its_url() {
         "{err}"
     );
     // With the chain of Kustomizations that leads to it.
-    assert!(err.contains("= via: ") && err.contains("→ flux-system/crds"), "{err}");
+    assert!(
+        err.contains("= via: ") && err.contains("→ flux-system/crds"),
+        "{err}"
+    );
     let (_, _, err) = build(&repo, &tmp.path().join("empty-cache"), &["--offline"]);
     assert!(err.contains("is unavailable"), "{err}");
     // plumb check says what it could not check.
