@@ -100,6 +100,15 @@ impl Cache {
                 .unwrap_or(Duration::MAX);
             if age >= older_than {
                 self.discard(&entry.dir)?;
+                // What a kind keeps beside a tree (an OCI manifest: `<digest>.manifest.json`).
+                if let Some(parent) = entry.dir.parent() {
+                    let prefix = format!("{}.", entry.revision);
+                    for side in read_dir_sorted(parent)? {
+                        if side.is_file() && file_name(&side).starts_with(&prefix) {
+                            fs::remove_file(&side)?;
+                        }
+                    }
+                }
                 removed.entries.push(entry);
             }
         }
@@ -253,6 +262,7 @@ mod tests {
         let cache = Cache::new(tmp.path());
         assert_eq!(cache.entries().unwrap(), Vec::new());
         let old = tree(tmp.path(), "git", "aaa", "1111", Some("https://g/x"));
+        fs::write(tmp.path().join("git/aaa/1111.manifest.json"), "{}").unwrap();
         let new = tree(tmp.path(), "git", "aaa", "2222", Some("https://g/x"));
         let other = tree(tmp.path(), "oci", "bbb", "sha256-ff", None);
         let entries = cache.entries().unwrap();
@@ -301,6 +311,7 @@ mod tests {
         assert_eq!(gone, vec!["1111", "sha256-ff"]);
         assert_eq!(removed.staging, 1);
         assert!(!old.exists() && new.exists());
+        assert!(!tmp.path().join("git/aaa/1111.manifest.json").exists());
         // The oci source has no revision left: gone with its refs.
         assert!(!tmp.path().join("oci/bbb").exists());
         assert_eq!(fs::read_dir(tmp.path().join(TMP_DIR)).unwrap().count(), 0);
