@@ -17,6 +17,28 @@ pub(crate) struct Range {
 struct Alternative {
     require: VersionReq,
     exclude: Vec<VersionReq>,
+    /// Masterminds (v3.4) considers pre-releases of any version once one term of the
+    /// constraint names a pre-release (`>=1.0.0-0`); Cargo only those of that term's version.
+    include_pre: bool,
+}
+
+impl Alternative {
+    fn matches(&self, version: &Version) -> bool {
+        let allowed = if self.include_pre && !version.pre.is_empty() {
+            // A term of the version's own numbers with the lowest pre-release holds for it
+            // and lifts Cargo's same-numbers rule.
+            let mut require = self.require.clone();
+            let lift = format!(">={}.{}.{}-0", version.major, version.minor, version.patch);
+            match semver::Comparator::parse(&lift) {
+                Ok(c) => require.comparators.push(c),
+                Err(_) => return false,
+            }
+            require.matches(version)
+        } else {
+            self.require.matches(version)
+        };
+        allowed && !self.exclude.iter().any(|e| e.matches(version))
+    }
 }
 
 impl Range {
@@ -29,9 +51,7 @@ impl Range {
     }
 
     pub(crate) fn matches(&self, version: &Version) -> bool {
-        self.alternatives
-            .iter()
-            .any(|a| a.require.matches(version) && !a.exclude.iter().any(|e| e.matches(version)))
+        self.alternatives.iter().any(|a| a.matches(version))
     }
 }
 
@@ -84,7 +104,12 @@ fn parse_alternative(text: &str) -> Result<Alternative, String> {
     } else {
         req(&require.join(", "))?
     };
-    Ok(Alternative { require, exclude })
+    let include_pre = require.comparators.iter().any(|c| !c.pre.is_empty());
+    Ok(Alternative {
+        require,
+        exclude,
+        include_pre,
+    })
 }
 
 /// Glue an operator written apart from its version (`>= 1.2`) to it.
@@ -163,6 +188,19 @@ mod tests {
         assert!(m(">=1, != 1.5.0", "1.4.0"));
         assert!(!m(">=1, != 1.5.0", "1.5.0"));
         assert!(m(">=v1.0.0", "1.0.0"));
+    }
+
+    #[test]
+    fn a_pre_release_in_the_constraint_admits_every_pre_release() {
+        assert!(!m(">=1.0.0", "1.3.0-rc.1"));
+        assert!(m(">=1.0.0-0", "1.3.0-rc.1"));
+        assert!(m(">=1.0.0-0 <2.0.0", "1.3.0-rc.1"));
+        // Precedence: 2.0.0-rc.1 comes before 2.0.0.
+        assert!(m(">=1.0.0-0 <2.0.0", "2.0.0-rc.1"));
+        assert!(!m(">=1.0.0-0 <2.0.0", "2.0.1-rc.1"));
+        assert!(m(">1.0.0-beta.1 <2", "1.5.0-alpha"));
+        assert!(m(">=0.0.0-1", "3.0.0-rc2"));
+        assert!(!m(">=1.0.0-0, != 1.3.0-rc.1", "1.3.0-rc.1"));
     }
 
     #[test]
