@@ -18,6 +18,7 @@
 //! # Ok::<(), plumb_source::FetchError>(())
 //! ```
 
+mod bucket;
 mod cache;
 mod error;
 mod git;
@@ -26,6 +27,7 @@ mod reference;
 mod semver_range;
 mod tree;
 
+pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, GitSource, Mode};
 pub use error::FetchError;
 pub use reference::{GitRef, DEFAULT_BRANCH};
