@@ -5,7 +5,7 @@
 use clap::Args;
 use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{Cache, GitSource, Mode};
+use plumb_source::{BucketCredentials, BucketSource, Cache, GitSource, Mode};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -46,6 +46,9 @@ pub struct SourceFetcher {
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
         let kind = source.id.kind.as_str();
+        if kind == "Bucket" {
+            return self.fetch_bucket(source);
+        }
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
         };
@@ -62,6 +65,22 @@ impl Fetcher for SourceFetcher {
         let git = GitSource::from_spec(url, &source.spec);
         self.cache
             .fetch_git(&git, self.mode)
+            .map(|a| Fetched {
+                dir: a.dir,
+                revision: a.revision,
+            })
+            .map_err(|e| Unfetched::Failed(e.to_string()))
+    }
+}
+
+impl SourceFetcher {
+    /// A Bucket, signed with `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` when both are set
+    /// (the repository's `spec.secretRef` Secret is not read), anonymous otherwise.
+    fn fetch_bucket(&self, source: &Source) -> Result<Fetched, Unfetched> {
+        let bucket = BucketSource::from_spec(&source.spec);
+        let credentials = BucketCredentials::from_env();
+        self.cache
+            .fetch_bucket(&bucket, credentials.as_ref(), self.mode)
             .map(|a| Fetched {
                 dir: a.dir,
                 revision: a.revision,
