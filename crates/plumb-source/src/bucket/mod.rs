@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use object_store::aws::AwsCredential;
@@ -31,6 +32,9 @@ use s3::{S3Error, S3};
 
 /// The object at the bucket's root whose patterns apply to every key.
 const SOURCEIGNORE: &str = ".sourceignore";
+
+/// Objects downloaded at the same time.
+const PARALLEL_DOWNLOADS: usize = 8;
 
 /// A Bucket's spec, as plumb fetches it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -230,7 +234,7 @@ impl<'a> Fetch<'a> {
     }
 
     fn online(&self) -> Result<BucketArtifact, BucketError> {
-        let client = S3::new(
+        let mut client = S3::new(
             self.endpoint.clone(),
             self.source.bucket_name.clone(),
             self.source
@@ -245,6 +249,13 @@ impl<'a> Fetch<'a> {
             self.timeout,
         )
         .map_err(|e| self.s3(e))?;
+        // Signatures name the region: without spec.region, ask the bucket (anonymous requests
+        // are not signed, so they need no region).
+        if self.source.region.is_none() && self.credentials.is_some() {
+            if let Some(region) = client.bucket_region() {
+                client = client.with_region(region);
+            }
+        }
         if !client.bucket_exists().map_err(|e| self.s3(e))? {
             return Err(self.not_found());
         }
@@ -318,21 +329,15 @@ impl<'a> Fetch<'a> {
         if let Some(data) = sourceignore {
             write_new(&staging.join(SOURCEIGNORE), data).map_err(|e| self.not_writable(e))?;
         }
-        let keys: Vec<String> = index.keys().cloned().collect();
-        for key in keys {
-            let Some((mut response, etag)) = client.get(&key).map_err(|e| self.s3(e))? else {
-                index.remove(&key);
-                continue;
-            };
-            let path = staging.join(&key);
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(|e| self.not_writable(e))?;
-            }
-            let mut file = new_file(&path).map_err(|e| self.not_writable(e))?;
-            std::io::copy(&mut response, &mut file)
-                .map_err(|e| self.s3(S3Error::Unreachable(format!("downloading {key:?}: {e}"))))?;
-            if !etag.is_empty() {
-                index.insert(key, etag);
+        for (key, etag) in self.download_all(client, &staging, index.keys().cloned().collect())? {
+            match etag {
+                None => {
+                    index.remove(&key);
+                }
+                Some(etag) if !etag.is_empty() => {
+                    index.insert(key, etag);
+                }
+                Some(_) => {}
             }
         }
         let revision = keys::revision(&index);
@@ -344,6 +349,62 @@ impl<'a> Fetch<'a> {
             }
         }
         Ok(revision)
+    }
+
+    /// Downloads `keys` into `staging`, a few at a time (source-controller fetches up to 20 at
+    /// once); for each key the ETag it was read with, `None` when it was deleted meanwhile.
+    fn download_all(
+        &self,
+        client: &S3,
+        staging: &Path,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, Option<String>)>, BucketError> {
+        let queue = Mutex::new(keys.into_iter());
+        let done = Mutex::new(Vec::new());
+        let failed: Mutex<Option<BucketError>> = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..PARALLEL_DOWNLOADS {
+                scope.spawn(|| loop {
+                    if lock(&failed).is_some() {
+                        return;
+                    }
+                    let Some(key) = lock(&queue).next() else {
+                        return;
+                    };
+                    match self.download_one(client, staging, &key) {
+                        Ok(etag) => lock(&done).push((key, etag)),
+                        Err(e) => {
+                            lock(&failed).get_or_insert(e);
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(done)
+    }
+
+    fn download_one(
+        &self,
+        client: &S3,
+        staging: &Path,
+        key: &str,
+    ) -> Result<Option<String>, BucketError> {
+        let Some((mut response, etag)) = client.get(key).map_err(|e| self.s3(e))? else {
+            return Ok(None);
+        };
+        let path = staging.join(key);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| self.not_writable(e))?;
+        }
+        let mut file = new_file(&path).map_err(|e| self.not_writable(e))?;
+        std::io::copy(&mut response, &mut file)
+            .map_err(|e| self.s3(S3Error::Unreachable(format!("downloading {key:?}: {e}"))))?;
+        Ok(Some(etag))
     }
 
     fn record(&self, revision: &str) -> Result<(), BucketError> {
@@ -450,6 +511,11 @@ fn parse_duration(text: &str) -> Option<Duration> {
         rest = &rest[unit.len()..];
     }
     Some(Duration::from_secs_f64(total))
+}
+
+/// A poisoned lock only means another download thread panicked; the data is still whole.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn sha256_hex(data: &[u8]) -> String {

@@ -92,6 +92,19 @@ impl S3 {
         })
     }
 
+    /// The bucket's region from GetBucketLocation (signed for `us-east-1`, which S3 accepts
+    /// for this call), as minio-go asks when `spec.region` is empty; `None` when the server
+    /// does not say.
+    pub(crate) fn bucket_region(&self) -> Option<String> {
+        let body = read_text(self.send(Method::GET, "", "location=").ok()?).ok()?;
+        location_region(&body)
+    }
+
+    /// The same client, signing for `region`.
+    pub(crate) fn with_region(self, region: String) -> S3 {
+        S3 { region, ..self }
+    }
+
     /// Whether the bucket exists (HeadBucket).
     pub(crate) fn bucket_exists(&self) -> Result<bool, S3Error> {
         match self.send(Method::HEAD, "", "") {
@@ -195,6 +208,24 @@ impl S3 {
             message: element(&body, "Message").unwrap_or_default(),
         })
     }
+}
+
+/// The region a GetBucketLocation answer names.
+fn location_region(body: &str) -> Option<String> {
+    let start = body.find("<LocationConstraint")?;
+    let text = &body[start..];
+    let open_end = text.find('>')?;
+    let value = if text[..open_end].ends_with('/') {
+        String::new()
+    } else {
+        unescape(text[open_end + 1..text.find("</LocationConstraint>")?].trim())
+    };
+    // An empty constraint is us-east-1; "EU" is S3's legacy name of eu-west-1.
+    Some(match value.as_str() {
+        "" => "us-east-1".into(),
+        "EU" => "eu-west-1".into(),
+        other => other.into(),
+    })
 }
 
 /// HEAD answers have no body: the code S3 would have sent.
@@ -388,6 +419,25 @@ mod tests {
         assert_eq!(page.next.as_deref(), Some("tok&1"));
         assert_eq!(decode("a%2Fb%20c+d.yaml"), "a/b c d.yaml");
         assert_eq!(decode("100%"), "100%");
+    }
+
+    #[test]
+    fn bucket_locations() {
+        let xml = |inner: &str| format!(r#"<?xml version="1.0"?>{inner}"#);
+        assert_eq!(location_region(&xml(r#"<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">eu-central-1</LocationConstraint>"#)).as_deref(), Some("eu-central-1"));
+        assert_eq!(
+            location_region(&xml("<LocationConstraint/>")).as_deref(),
+            Some("us-east-1")
+        );
+        assert_eq!(
+            location_region(&xml("<LocationConstraint></LocationConstraint>")).as_deref(),
+            Some("us-east-1")
+        );
+        assert_eq!(
+            location_region(&xml("<LocationConstraint>EU</LocationConstraint>")).as_deref(),
+            Some("eu-west-1")
+        );
+        assert_eq!(location_region("<Error/>"), None);
     }
 
     #[test]
