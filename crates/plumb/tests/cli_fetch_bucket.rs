@@ -128,3 +128,31 @@ fn a_bucket_nothing_serves_is_unavailable_with_its_endpoint() {
         "{err}"
     );
 }
+
+#[test]
+fn a_secret_ref_without_credentials_in_the_environment_says_how_to_sign() {
+    let moto = Moto::start();
+    moto.create_bucket("platform");
+    put_object(moto.port, "platform", "crds/cm.yaml", "kind: ConfigMap\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &format!("127.0.0.1:{}", moto.port));
+    let sources = repo.join("clusters/dev/sources.yaml");
+    let text = fs::read_to_string(&sources).unwrap().replace(
+        "  insecure: true\n",
+        "  insecure: true\n  secretRef: {name: minio}\n",
+    );
+    fs::write(&sources, text).unwrap();
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["build", "-v", "-o", "names", "--cache-dir"])
+        .arg(tmp.path().join("cache"))
+        .arg(&repo)
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("access denied to bucket 'platform'"), "{err}");
+    assert!(err.contains("plumb does not read spec.secretRef"), "{err}");
+}

@@ -5,7 +5,7 @@
 use clap::Args;
 use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{BucketCredentials, BucketSource, Cache, GitSource, Mode};
+use plumb_source::{BucketCredentials, BucketError, BucketSource, Cache, GitSource, Mode};
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -85,6 +85,16 @@ impl SourceFetcher {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| Unfetched::Failed(e.to_string()))
+            .map_err(|e| {
+                let mut message = e.to_string();
+                let unsigned = credentials.is_none() && source.spec["secretRef"].is_object();
+                if unsigned && matches!(e, BucketError::AccessDenied { .. }) {
+                    message.push_str(
+                        " (plumb does not read spec.secretRef: set AWS_ACCESS_KEY_ID and \
+                         AWS_SECRET_ACCESS_KEY to sign the requests)",
+                    );
+                }
+                Unfetched::Failed(message)
+            })
     }
 }
