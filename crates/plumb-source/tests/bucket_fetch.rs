@@ -411,6 +411,27 @@ fn an_unsafe_key_is_refused_and_nothing_is_written_outside_the_cache() {
 }
 
 #[test]
+fn a_key_that_is_also_a_directory_is_a_conflict_not_a_cache_error() {
+    let moto = Moto::start();
+    let bucket = Bucket::create(&moto, "conflicting");
+    bucket.put("apps", "a file\n");
+    bucket.put("apps-x.yaml", "sorts between\n");
+    bucket.put("apps/a.yaml", "below it\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = Cache::new(tmp.path());
+    let e = cache
+        .fetch_bucket(&bucket.source(), Some(&creds()), Mode::Online)
+        .unwrap_err();
+    match &e {
+        BucketError::KeyConflict { file, below, .. } => {
+            assert_eq!((file.as_str(), below.as_str()), ("apps", "apps/a.yaml"));
+        }
+        other => panic!("expected KeyConflict, got {other}"),
+    }
+    assert!(e.to_string().contains("'conflicting'"), "{e}");
+}
+
+#[test]
 fn a_cache_that_cannot_be_created_is_reported() {
     let moto = Moto::start();
     let bucket = Bucket::create(&moto, "unwritable");

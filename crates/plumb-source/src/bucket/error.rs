@@ -54,6 +54,15 @@ pub enum BucketError {
         bucket: String,
         key: String,
     },
+    /// One key is a file and also the directory of another (`a` and `a/b`): they cannot both
+    /// be written.
+    #[error("bucket '{bucket}' at {endpoint} holds both {file:?} and {below:?}: a key cannot be a file and a directory")]
+    KeyConflict {
+        endpoint: String,
+        bucket: String,
+        file: String,
+        below: String,
+    },
     /// Offline mode was asked for and the cache holds no listing of this bucket.
     #[error("bucket '{bucket}' at {endpoint} is not in the cache at {} and offline mode forbids fetching it", cache.display())]
     NotCached {

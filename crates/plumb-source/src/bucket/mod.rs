@@ -306,6 +306,19 @@ impl<'a> Fetch<'a> {
             }
             index.insert(key, object.etag);
         }
+        for key in index.keys() {
+            let dir = format!("{key}/");
+            if let Some((below, _)) = index.range(dir.clone()..).next() {
+                if below.starts_with(&dir) {
+                    return Err(BucketError::KeyConflict {
+                        endpoint: self.endpoint.clone(),
+                        bucket: self.source.bucket_name.clone(),
+                        file: key.clone(),
+                        below: below.clone(),
+                    });
+                }
+            }
+        }
         Ok(index)
     }
 
