@@ -752,29 +752,22 @@ fn register(
                     produced.runtime.push(secret);
                 }
                 if let Some(generator) = crate::artifact::Generator::from_object(object) {
-                    for artifact in generator.outputs() {
-                        sources.add(artifact.clone());
-                        found_sources.push((artifact, parent_key.clone()));
-                    }
                     let root = staging.root;
-                    let staged = match staging.dir() {
+                    let generated = match staging.dir() {
                         Ok(dir) => crate::artifact::stage_generator(&generator, sources, root, dir),
-                        Err(e) => generator
-                            .outputs()
-                            .into_iter()
-                            .map(|a| {
-                                let reason = format!("cannot stage artifacts: {e}");
-                                (
-                                    a.id,
-                                    Resolution::Unstaged {
-                                        reason,
-                                        error: false,
-                                    },
-                                )
-                            })
-                            .collect(),
+                        Err(e) => crate::artifact::Generated::unstaged(
+                            &generator,
+                            &format!("cannot stage artifacts: {e}"),
+                        ),
                     };
-                    sources.artifacts.extend(staged);
+                    for out in generated.outputs {
+                        let id = out.source.id.clone();
+                        sources.generated.insert(id.clone(), out.place);
+                        sources.add(out.source.clone());
+                        found_sources.push((out.source, parent_key.clone()));
+                        sources.artifacts.insert(id, out.resolution);
+                    }
+                    sources.undiscovered.extend(generated.undiscovered);
                 }
                 if let Some(source) = Source::from_object(object) {
                     sources.add(source.clone());
@@ -812,6 +805,36 @@ fn tree_order(nodes: &[Node]) -> Vec<usize> {
     out
 }
 
+/// What the ArtifactGenerators of the cluster do generate in `wanted`'s namespace, and where
+/// each is named, for an ExternalArtifact that none generates.
+fn generated_help(ctx: &Context<'_>, wanted: &ObjectRef) -> String {
+    let same_namespace: Vec<String> = ctx
+        .sources
+        .generated
+        .iter()
+        .filter(|(id, _)| id.namespace == wanted.namespace)
+        .map(|(id, place)| match place {
+            Some(p) => {
+                let file = p.file.strip_prefix(ctx.root).unwrap_or(&p.file);
+                format!("'{}' ({}:{})", id.name, file.display(), p.line)
+            }
+            None => format!("'{}'", id.name),
+        })
+        .collect();
+    if same_namespace.is_empty() {
+        format!(
+            "add an ArtifactGenerator with an artifact named '{}' in namespace {}, or map the name in .plumb.yaml `sources:`",
+            wanted.name, wanted.namespace
+        )
+    } else {
+        format!(
+            "the ArtifactGenerators of namespace {} generate {}",
+            wanted.namespace,
+            same_namespace.join(", ")
+        )
+    }
+}
+
 /// Builds one Flux Kustomization.
 fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let ks = &node.ks;
@@ -825,7 +848,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             staged = Some(tree);
             (dir, None)
         }
-        Resolution::Unstaged { reason, error } => {
+        Resolution::Unstaged { reason, error, at } => {
             let path = source::clean_relative(&raw_path);
             if !error {
                 return Built {
@@ -837,18 +860,35 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     unavailable: None,
                 };
             }
-            return Built::failed(
-                path,
-                Diagnostic::error(
-                    Code::SourceNotReady,
-                    format!("source {} is not ready: {reason}", ks.source_ref),
-                )
-                .at(ks.object.node_at(&["spec", "sourceRef"])),
+            let d = Diagnostic::error(
+                Code::SourceNotReady,
+                format!("source {} is not ready: {reason}", ks.source_ref),
             );
+            // The mistake is in the ArtifactGenerator: point there, and say who needed it.
+            let d = match &at {
+                Some(p) => d.at_line(&p.file, p.line, p.column).with_help(format!(
+                    "Kustomization {} reads this ExternalArtifact through its sourceRef{}",
+                    ks.key(),
+                    ks.object
+                        .node_at(&["spec", "sourceRef"])
+                        .and_then(|n| n.span.as_ref())
+                        .map(|s| {
+                            let file = s.file.path();
+                            let file = file.strip_prefix(ctx.root).unwrap_or(file);
+                            format!(" ({}:{})", file.display(), s.location().line)
+                        })
+                        .unwrap_or_default()
+                )),
+                None => d.at(ks.object.node_at(&["spec", "sourceRef"])),
+            };
+            return Built::failed(path, d);
         }
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
             let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
-                (Some(f), Some(source)) => ctx.fetched.fetch(f, source),
+                (Some(f), Some(source)) => {
+                    let secret = crate::fetch::source_secret(source, ctx.produced, ctx.keys);
+                    ctx.fetched.fetch(f, source, secret.as_ref())
+                }
                 _ => Err(Unfetched::Failed(format!(
                     "source {} has no URL",
                     ks.source_ref
@@ -857,6 +897,16 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
             let why = match fetched {
                 Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
+                Err(Unfetched::Broken(why)) => {
+                    return Built::failed(
+                        source::clean_relative(&raw_path),
+                        Diagnostic::error(
+                            Code::SourceNotReady,
+                            format!("source {}{url} is not ready: {why}", ks.source_ref),
+                        )
+                        .at(ks.object.node_at(&["spec", "sourceRef"])),
+                    );
+                }
                 Err(why) => {
                     let (not_built, unavailable) = match why {
                         Unfetched::Unsupported(why) => (
@@ -866,7 +916,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                             )),
                             None,
                         ),
-                        Unfetched::Failed(why) => (
+                        Unfetched::Failed(why) | Unfetched::Broken(why) => (
                             None,
                             Some(format!(
                                 "source {}{url} is unavailable: {why}",
@@ -906,6 +956,51 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 }),
                 unavailable: None,
             };
+        }
+        Resolution::NotFound if ks.source_ref.kind == "ExternalArtifact" => {
+            // A generator whose pathPattern could not be walked may be what generates it.
+            let pending = ctx
+                .sources
+                .undiscovered
+                .iter()
+                .find(|u| u.namespace == ks.source_ref.namespace);
+            if let Some(u) = pending {
+                let path = source::clean_relative(&raw_path);
+                if !u.error {
+                    return Built {
+                        path,
+                        objects: Vec::new(),
+                        diagnostics: Vec::new(),
+                        assumed: Vec::new(),
+                        not_built: Some(u.reason.clone()),
+                        unavailable: None,
+                    };
+                }
+                let d = Diagnostic::error(
+                    Code::SourceNotReady,
+                    format!(
+                        "source {} is not ready: its artifacts are not known: {}",
+                        ks.source_ref, u.reason
+                    ),
+                );
+                let d = match &u.at {
+                    Some(p) => d.at_line(&p.file, p.line, p.column),
+                    None => d.at(ks.object.node_at(&["spec", "sourceRef"])),
+                };
+                return Built::failed(path, d);
+            }
+            return Built::failed(
+                source::clean_relative(&raw_path),
+                Diagnostic::error(
+                    Code::SourceNotFound,
+                    format!(
+                        "source {} not found: no ArtifactGenerator of this cluster generates it and .plumb.yaml does not map it",
+                        ks.source_ref
+                    ),
+                )
+                .at(ks.object.node_at(&["spec", "sourceRef"]))
+                .with_help(generated_help(ctx, &ks.source_ref)),
+            );
         }
         Resolution::NotFound => {
             return Built::failed(

@@ -21,6 +21,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "invariants",
     "overlays",
     "rules",
+    "mirrors",
 ];
 
 /// A Flux source read from a local directory instead of its remote artifact.
@@ -53,6 +54,15 @@ pub struct Config {
     /// Directories applied before Flux (kustomize directories, manifests, helmfile files);
     /// empty means the common layouts (`crate::bootstrap::DEFAULT_DIRS`).
     pub bootstrap: Vec<String>,
+    /// URL prefixes rewritten before fetching (`mirrors:`), in the order listed.
+    pub mirrors: Vec<MirrorRule>,
+}
+
+/// One `mirrors:` entry: fetch what is under `from` from `to` instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorRule {
+    pub from: String,
+    pub to: String,
 }
 
 /// A `.plumb.yaml` that cannot be used, with where.
@@ -124,6 +134,7 @@ impl Config {
                         )
                     })?
                 }
+                "mirrors" => config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?,
                 "sources" => {
                     let items = value.as_sequence().ok_or_else(|| {
                         fail(Some(value), "`sources` must be a list of mappings".into())
@@ -139,6 +150,116 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// The user's own settings: `$PLUMB_CONFIG`, else `$XDG_CONFIG_HOME/plumb/config.yaml`, else
+/// `~/.config/plumb/config.yaml`. Only `mirrors:` for now; its rules take precedence over the
+/// repository's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserConfig {
+    pub mirrors: Vec<MirrorRule>,
+}
+
+impl UserConfig {
+    /// Where the user's configuration file is, whether or not it exists.
+    pub fn path_from_env() -> Option<PathBuf> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(path) = var("PLUMB_CONFIG") {
+            return Some(PathBuf::from(path));
+        }
+        let base = var("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(base.join("plumb").join("config.yaml"))
+    }
+
+    /// Reads the file at `path`; a missing file is an empty configuration.
+    pub fn load(path: &Path) -> Result<UserConfig, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => UserConfig::parse(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserConfig::default()),
+            Err(e) => Err(ConfigError {
+                path: path.to_path_buf(),
+                line: 0,
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<UserConfig, ConfigError> {
+        let fail = |node: Option<&Node>, message: String| ConfigError {
+            path: path.to_path_buf(),
+            line: node
+                .and_then(|n| n.span.as_ref())
+                .map_or(0, |s| s.location().line),
+            message,
+        };
+        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            line: e.location.line,
+            message: e.message.clone(),
+        })?;
+        let mut config = UserConfig::default();
+        let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
+            return Ok(config);
+        };
+        let Some(entries) = root.as_mapping() else {
+            return Err(fail(Some(&root), "expected a mapping of settings".into()));
+        };
+        for (key, value) in entries {
+            match key.scalar_value().unwrap_or("") {
+                "mirrors" => {
+                    config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?;
+                }
+                other => {
+                    return Err(fail(
+                        Some(key),
+                        format!("unknown key `{other}`; the user configuration has only `mirrors`"),
+                    ))
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// `mirrors:`: a list of `{from: PREFIX, to: PREFIX}`.
+fn mirror_rules(node: &Node) -> Result<Vec<MirrorRule>, (Option<&Node>, String)> {
+    if node.is_null() {
+        return Ok(Vec::new());
+    }
+    let items = node.as_sequence().ok_or((
+        Some(node),
+        "`mirrors` must be a list of `{from: PREFIX, to: PREFIX}`".to_string(),
+    ))?;
+    let mut rules = Vec::new();
+    for item in items {
+        let bad = |m: &str| (Some(item), m.to_string());
+        let entries = item
+            .as_mapping()
+            .ok_or_else(|| bad("a mirror is a mapping `{from: PREFIX, to: PREFIX}`"))?;
+        for (key, _) in entries {
+            let k = key.scalar_value().unwrap_or("");
+            if k != "from" && k != "to" {
+                return Err((
+                    Some(key),
+                    format!("unknown key `{k}` in a mirror; a mirror has `from` and `to`"),
+                ));
+            }
+        }
+        let field = |name: &str| {
+            item.str_at(&[name])
+                .filter(|v| !v.trim().is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| bad(&format!("a mirror needs a non-empty `{name}`")))
+        };
+        rules.push(MirrorRule {
+            from: field("from")?,
+            to: field("to")?,
+        });
+    }
+    Ok(rules)
 }
 
 fn string_list(node: &Node) -> Option<Vec<String>> {
@@ -197,6 +318,34 @@ mod tests {
         assert_eq!(c.sources[0].path, PathBuf::from("deploy"));
         assert!(c.sources[0].matches("OCIRepository", "flux-system", "platform"));
         assert!(!c.sources[0].matches("GitRepository", "flux-system", "platform"));
+    }
+
+    #[test]
+    fn mirrors_are_read_in_order_with_their_lines() {
+        let c = Config::parse(
+            Path::new(".plumb.yaml"),
+            "mirrors:\n- {from: ghcr.io/org, to: 'registry.internal:5000/org'}\n- from: https://github.com\n  to: git://127.0.0.1:9418\n",
+        )
+        .unwrap();
+        assert_eq!(c.mirrors.len(), 2);
+        assert_eq!(c.mirrors[1].to, "git://127.0.0.1:9418");
+        let err =
+            Config::parse(Path::new(".plumb.yaml"), "mirrors:\n- from: a\n  too: b\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ".plumb.yaml:3: unknown key `too` in a mirror; a mirror has `from` and `to`"
+        );
+        let err = UserConfig::parse(Path::new("config.yaml"), "mirrors:\n- from: a\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config.yaml:2: a mirror needs a non-empty `to`"
+        );
+        let err = UserConfig::parse(Path::new("config.yaml"), "clusters: []\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("config.yaml:1: unknown key `clusters`"),
+            "{err}"
+        );
     }
 
     #[test]

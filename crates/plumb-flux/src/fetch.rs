@@ -4,7 +4,9 @@
 //! build crates; without one, such sources are reported as not fetched.
 
 use crate::model::Source;
-use std::collections::HashMap;
+use crate::postbuild::ObjectLookup;
+use crate::sops::AgeKeys;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -22,15 +24,67 @@ pub struct Fetched {
 pub enum Unfetched {
     /// The fetcher does not fetch this kind of source (yet): what uses it is not built.
     Unsupported(String),
-    /// The fetch failed (unreachable, no such ref, offline and not cached): what uses it is
-    /// unavailable. The message names the source's URL.
+    /// The fetch could not be done here (the server unreachable, offline and not cached, the
+    /// cache not writable): what uses it is unavailable. The message names the source's URL.
     Failed(String),
+    /// The server answered and the source is wrong (no such branch or tag, a corrupt archive,
+    /// a path that would leave the artifact): source-controller would mark it not ready, and
+    /// what uses it fails. The message names the source's URL.
+    Broken(String),
+}
+
+/// The data of the Secret a source's `spec.secretRef` names (credentials: `username` and
+/// `password`, `accesskey` and `secretkey`, `.dockerconfigjson`...), when the build holds it in
+/// plain text or decrypted. Never printed: its `Debug` shows only the keys.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct SecretData(pub BTreeMap<String, String>);
+
+impl SecretData {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for SecretData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SecretData")
+            .field(&self.0.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Fetches the artifact of a source object.
 pub trait Fetcher: Send + Sync + std::fmt::Debug {
     /// The tree of `source`, or why it cannot be had.
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched>;
+
+    /// The tree of `source` fetched with the credentials of its `spec.secretRef`, when the
+    /// build has that Secret.
+    fn fetch_with(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
+        let _ = secret;
+        self.fetch(source)
+    }
+}
+
+/// The data of the Secret that `source`'s `spec.secretRef` names, in its namespace, when
+/// `lookup` holds it readable: a SOPS Secret no key decrypts gives `None`, never placeholders.
+pub fn source_secret(
+    source: &Source,
+    lookup: &dyn ObjectLookup,
+    keys: Option<&AgeKeys>,
+) -> Option<SecretData> {
+    let name = source.spec["secretRef"]["name"].as_str()?;
+    let secret = lookup.find("Secret", &source.id.namespace, name)?;
+    let mut problems = Vec::new();
+    let data = crate::postbuild::data_of(secret, keys, &mut problems);
+    if !problems.is_empty() {
+        return None;
+    }
+    Some(SecretData(data.into_iter().collect()))
 }
 
 /// One source's fetch, done by the first Kustomization that needs it.
@@ -44,11 +98,17 @@ pub struct FetchOnce {
 }
 
 impl FetchOnce {
-    pub fn fetch(&self, fetcher: &dyn Fetcher, source: &Source) -> Result<Fetched, Unfetched> {
+    pub fn fetch(
+        &self,
+        fetcher: &dyn Fetcher,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
         let cell = {
             let mut map = self.results.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(source.id.to_string()).or_default().clone()
         };
-        cell.get_or_init(|| fetcher.fetch(source)).clone()
+        cell.get_or_init(|| fetcher.fetch_with(source, secret))
+            .clone()
     }
 }

@@ -164,7 +164,7 @@ pub fn assume_open_vars(collected: &mut Collected, objects: &[Object]) {
 
 /// The string data of a ConfigMap (`data`) or Secret (`data` decoded, `stringData` over it,
 /// as the API server merges them). Values of an encrypted Secret are placeholders.
-fn data_of(
+pub(crate) fn data_of(
     object: &Object,
     keys: Option<&AgeKeys>,
     problems: &mut Vec<Diagnostic>,

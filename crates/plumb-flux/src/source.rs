@@ -135,8 +135,13 @@ pub enum Resolution {
     /// An ExternalArtifact an ArtifactGenerator of the build staged: its tree.
     Staged(std::sync::Arc<crate::artifact::Staged>),
     /// An ExternalArtifact that could not be staged: why (its generator failed, or reads a
-    /// source that is not fetched), and whether that is an error of the repository.
-    Unstaged { reason: String, error: bool },
+    /// source that is not fetched), whether that is an error of the repository, and where in
+    /// the ArtifactGenerator the failing field is written.
+    Unstaged {
+        reason: String,
+        error: bool,
+        at: Option<crate::artifact::Place>,
+    },
 }
 
 /// The sources of one cluster, as they are discovered.
@@ -155,6 +160,12 @@ pub struct Sources {
     pub checkout: crate::sync::Checkout,
     /// ExternalArtifacts staged from ArtifactGenerators, or why they could not be.
     pub artifacts: BTreeMap<ObjectRef, Resolution>,
+    /// Where each ExternalArtifact an ArtifactGenerator generates is named (its
+    /// `spec.artifacts[].name`), to say what exists when a name is not found.
+    pub generated: BTreeMap<ObjectRef, Option<crate::artifact::Place>>,
+    /// ArtifactGenerators whose `pathPattern` could not be walked: the ExternalArtifacts of
+    /// their namespace that nothing else generates may be theirs.
+    pub undiscovered: Vec<crate::artifact::Undiscovered>,
 }
 
 impl Sources {

@@ -25,6 +25,11 @@ pub fn yaml_to_json(text: &str) -> Result<Value, YamlToJsonError> {
     }
 }
 
+/// One parsed document as `sigs.k8s.io/yaml.Unmarshal` reads it into a Go value.
+pub fn node_to_json(node: &Node) -> Result<Value, YamlToJsonError> {
+    convert(node)
+}
+
 fn convert(node: &Node) -> Result<Value, YamlToJsonError> {
     match &node.kind {
         NodeKind::Scalar(s) => {

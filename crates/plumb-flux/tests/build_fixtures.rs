@@ -99,6 +99,36 @@ fn snapshot(layout: &str) -> String {
             why.help()
         ));
     }
+    // With a `positions` line in options.txt: where each built object was read from, a file of
+    // the repository, also for the objects of an ExternalArtifact staged outside it.
+    let positions = std::fs::read_to_string(dir.join("options.txt"))
+        .is_ok_and(|t| t.lines().any(|l| l == "positions"));
+    if positions {
+        out.push_str("=== positions\n");
+        for entry in &result.entries {
+            for ks in &entry.kustomizations {
+                for o in &ks.objects {
+                    let place = o
+                        .origin
+                        .as_ref()
+                        .and_then(|n| n.span.as_ref())
+                        .map(|s| {
+                            let file = s.file.path();
+                            match file.strip_prefix(&repo) {
+                                Ok(rel) => format!("{}:{}", rel.display(), s.location().line),
+                                Err(_) => "outside the repository".to_string(),
+                            }
+                        })
+                        .unwrap_or_else(|| "no position".into());
+                    out.push_str(&format!(
+                        "{} {}  {place}\n",
+                        ks.kustomization.key(),
+                        o.display_id()
+                    ));
+                }
+            }
+        }
+    }
     out.push_str("=== summary\n");
     out.push_str(&result.summary().to_string());
     out.push('\n');
@@ -200,6 +230,28 @@ fn errors() {
 #[test]
 fn sops_substitute_from() {
     check("sops-substitute-from");
+}
+
+/// The Flux monorepo example: one checkout split by an ArtifactGenerator into an
+/// infrastructure and an apps ExternalArtifact per cluster, each consumed by Kustomizations;
+/// every object's position is a file of the repository.
+#[test]
+fn monorepo_artifacts() {
+    check("monorepo-artifacts");
+}
+
+/// Every way an ArtifactGenerator fails, each a diagnostic at the line of the generator that
+/// is wrong (or, for an ExternalArtifact nothing generates, at the sourceRef, naming what is
+/// generated).
+#[test]
+fn artifact_generator_errors() {
+    check("artifact-generator-errors");
+}
+
+/// `spec.pathPattern`: an ExternalArtifact per matching directory, consumed by name.
+#[test]
+fn artifact_generator_path_pattern() {
+    check("artifact-generator-path-pattern");
 }
 
 /// The build is the same whatever the number of threads.

@@ -34,6 +34,46 @@ pub struct GitSource {
     pub reference: GitRef,
     /// `spec.ignore`: replaces the default exclusions (not the VCS ones) when set.
     pub ignore: Option<String>,
+    /// For a server that asks: from the source's `spec.secretRef`, or `GITHUB_TOKEN`.
+    pub credentials: Option<Credentials>,
+    /// For an ssh URL: the `identity` and `known_hosts` of the source's `spec.secretRef`;
+    /// without, the user's own ssh setup.
+    pub ssh: Option<SshKey>,
+}
+
+/// A private key and the hosts to trust, as a Flux ssh Secret holds them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SshKey {
+    /// The private key (OpenSSH or PEM), not passphrase-protected.
+    pub identity: String,
+    /// `known_hosts` lines; without, the user's own known hosts decide.
+    pub known_hosts: Option<String>,
+}
+
+impl std::fmt::Debug for SshKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshKey")
+            .field("identity", &"<redacted>")
+            .field("known_hosts", &self.known_hosts)
+            .finish()
+    }
+}
+
+/// A user name and password (or token) for a git server over HTTP(S). The cache keeps what
+/// one identity fetched apart from another's; the password is never printed nor stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Whether a fetch may use the network.
@@ -157,7 +197,10 @@ impl<'a> Fetch<'a> {
         Ok(Fetch {
             cache,
             source,
-            repo_dir: cache.root.join("git").join(sha256_hex(&source.url)),
+            repo_dir: cache
+                .root
+                .join("git")
+                .join(sha256_hex(&source.cache_identity())),
             checkout,
             range,
             ignore_suffix,
@@ -177,6 +220,9 @@ impl<'a> Fetch<'a> {
 
     fn cached(&self, commit: &str, tag: Option<&str>) -> Option<Artifact> {
         let dir = self.tree_dir(commit);
+        if dir.is_dir() {
+            crate::manage::touch(&dir);
+        }
         dir.is_dir().then(|| Artifact {
             dir,
             revision: self.checkout.revision(commit, tag),
@@ -203,15 +249,28 @@ impl<'a> Fetch<'a> {
             .and_then(|()| fs::create_dir_all(self.repo_dir.join("refs")))
             .and_then(|()| tempfile::Builder::new().prefix("git-").tempdir_in(&tmp))
             .map_err(|e| self.not_writable(e))?;
-        let session = Session::init(&work.path().join("repo.git")).map_err(|e| self.remote(e))?;
-        let resolved = session
-            .resolve_and_fetch(
+        crate::manage::record_source(&self.repo_dir, &self.source.url);
+        let session = Session::init(&work.path().join("repo.git"), self.source.ssh.as_ref())
+            .map_err(|e| self.remote(e))?;
+        let attempt = || {
+            session.resolve_and_fetch(
                 &self.source.url,
+                self.source.credentials.as_ref(),
                 &self.checkout,
                 self.range.as_ref(),
                 |resolved| !self.tree_dir(&resolved.commit).is_dir(),
             )
-            .map_err(|e| self.remote(e))?;
+        };
+        // A connection that broke off may work a moment later; a host that does not exist or
+        // refuses connections will not.
+        let resolved = match attempt() {
+            Err(RemoteError::Unreachable(message)) if is_transient(&message) => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                attempt()
+            }
+            other => other,
+        }
+        .map_err(|e| self.remote(e))?;
         let dest = self.tree_dir(&resolved.commit);
         if !dest.is_dir() {
             self.write_tree(&session, &resolved, work.path(), &dest)?;
@@ -293,11 +352,19 @@ impl<'a> Fetch<'a> {
         let url = self.source.url.clone();
         let reference = self.checkout.to_string();
         match e {
-            RemoteError::Unreachable(message) => FetchError::Unreachable {
-                url,
-                reference,
-                message,
-            },
+            RemoteError::Unreachable(mut message) => {
+                // ssh says why on its own stderr; what reaches us is a closed pipe.
+                let ssh =
+                    self.source.ssh.is_some() || url.starts_with("ssh://") || !url.contains("://");
+                if ssh && message.contains("failed to fill whole buffer") {
+                    message.push_str(" (the ssh connection closed: the host key is not in known_hosts, the key was refused, or the server has no such repository)");
+                }
+                FetchError::Unreachable {
+                    url,
+                    reference,
+                    message,
+                }
+            }
             RemoteError::RefNotFound(detail) => FetchError::RefNotFound {
                 url,
                 reference,
@@ -310,6 +377,20 @@ impl<'a> Fetch<'a> {
             },
         }
     }
+}
+
+/// Whether a connection failure may pass: a reset, a timeout, a server error; not a name that
+/// does not resolve or a port nothing listens on.
+fn is_transient(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let permanent = [
+        "dns error",
+        "name or service not known",
+        "connection refused",
+        "invalid url",
+        "no such host",
+    ];
+    !permanent.iter().any(|p| m.contains(p))
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -326,6 +407,16 @@ mod tests {
     fn cache_dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
         Cache::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into()))
             .map(|c| c.dir().to_owned())
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        assert!(is_transient("Connection reset by peer"));
+        assert!(is_transient("operation timed out"));
+        assert!(!is_transient(
+            "dns error: failed to lookup address information: Name or service not known"
+        ));
+        assert!(!is_transient("Connection refused (os error 111)"));
     }
 
     #[test]
@@ -366,7 +457,22 @@ impl GitSource {
                 commit: text(&r["commit"]),
             },
             ignore: text(&spec["ignore"]),
+            credentials: None,
+            ssh: None,
         }
+    }
+
+    /// What the cache keys this source's entries by: the URL and who fetches it (a user name
+    /// or the hash of a public identity), never a secret.
+    fn cache_identity(&self) -> String {
+        let mut key = self.url.clone();
+        if let Some(c) = &self.credentials {
+            key.push_str(&format!("\nuser {}", c.username));
+        }
+        if let Some(k) = &self.ssh {
+            key.push_str(&format!("\nssh {}", &sha256_hex(&k.identity)[..16]));
+        }
+        key
     }
 }
 

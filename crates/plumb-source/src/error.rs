@@ -57,3 +57,126 @@ pub enum FetchError {
         message: String,
     },
 }
+
+/// A failure of [`Cache::fetch_oci`](crate::Cache::fetch_oci), always naming the OCIRepository
+/// URL and the ref that was asked for (`tag "latest"`, `digest sha256:…`, `semver ">=1"`).
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    /// `spec.url`, `spec.ref` or `spec.layerSelector` cannot be used as written.
+    #[error("invalid OCIRepository {url} ({reference}): {reason}")]
+    InvalidSpec {
+        url: String,
+        reference: String,
+        reason: String,
+    },
+    /// The registry (or its token service) could not be reached.
+    #[error("cannot reach OCI registry for {url} ({reference}): {message}")]
+    Unreachable {
+        url: String,
+        reference: String,
+        message: String,
+    },
+    /// The registry refused access: no credentials, or wrong ones. Never holds the secret.
+    #[error("OCI registry refused access to {url} ({reference}): {message}")]
+    Unauthorized {
+        url: String,
+        reference: String,
+        message: String,
+    },
+    /// No such tag or digest, or no tag satisfies the semver range.
+    #[error("{reference} not found in OCI repository {url}: {detail}")]
+    NotFound {
+        url: String,
+        reference: String,
+        detail: String,
+    },
+    /// What the registry sent does not hash to the digest that names it.
+    #[error(
+        "{what} of OCI repository {url} ({reference}) has digest {actual}, expected {expected}"
+    )]
+    DigestMismatch {
+        url: String,
+        reference: String,
+        what: String,
+        expected: String,
+        actual: String,
+    },
+    /// The artifact's manifest has no layer with the selected media type (or no layer at all).
+    #[error("no layer with media type '{media_type}' in OCI artifact {url} ({reference})")]
+    NoMatchingLayer {
+        url: String,
+        reference: String,
+        media_type: String,
+    },
+    /// The selected layer is not a valid tar+gzip archive.
+    #[error("layer {layer} of OCI artifact {url} ({reference}) is not a valid tar.gz: {message}")]
+    CorruptArchive {
+        url: String,
+        reference: String,
+        layer: String,
+        message: String,
+    },
+    /// The layer holds an entry that could write outside the artifact.
+    #[error("OCI artifact {url} ({reference}) contains an unsafe entry {path:?}: {reason}")]
+    UnsafePath {
+        url: String,
+        reference: String,
+        path: String,
+        reason: String,
+    },
+    /// Offline mode was asked for and the cache holds nothing for this ref.
+    #[error("OCI repository {url} ({reference}) is not in the cache at {} and offline mode forbids fetching it", cache.display())]
+    NotCached {
+        url: String,
+        reference: String,
+        cache: PathBuf,
+    },
+    /// The cache directory cannot be created or written.
+    #[error("cache directory {} is not writable, needed for OCI repository {url} ({reference}): {source}", dir.display())]
+    CacheNotWritable {
+        url: String,
+        reference: String,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other failure of the registry protocol (an unexpected status, a malformed manifest).
+    #[error("OCI registry error for {url} ({reference}): {message}")]
+    Registry {
+        url: String,
+        reference: String,
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// Whether the source itself is wrong (the server answered: no such ref, an unsafe path, a
+    /// malformed ref), as opposed to a fetch that could not be done here (unreachable, offline,
+    /// the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            FetchError::RefNotFound { .. }
+                | FetchError::InvalidRef { .. }
+                | FetchError::UnsafePath { .. }
+        )
+    }
+}
+
+impl OciError {
+    /// Whether the source itself is wrong (the registry answered: no such tag or digest, a
+    /// layer that is missing, corrupt, unsafe or not what its digest says, a malformed spec),
+    /// as opposed to a fetch that could not be done here (unreachable, refused credentials,
+    /// offline, the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            OciError::InvalidSpec { .. }
+                | OciError::NotFound { .. }
+                | OciError::DigestMismatch { .. }
+                | OciError::NoMatchingLayer { .. }
+                | OciError::CorruptArchive { .. }
+                | OciError::UnsafePath { .. }
+        )
+    }
+}

@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 use gix::protocol::handshake::Ref;
 use gix::remote::Direction;
 
+use crate::cache::{Credentials, SshKey};
 use crate::reference::Checkout;
 use crate::semver_range::{self, Range};
 
@@ -32,8 +33,29 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn init(dir: &Path) -> Result<Session, RemoteError> {
-        let repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+    /// A bare repository at `dir`; with `ssh`, its key and known hosts are written beside it
+    /// (owner-only) for the ssh program to use.
+    pub(crate) fn init(dir: &Path, ssh: Option<&SshKey>) -> Result<Session, RemoteError> {
+        let mut repo = gix::init_bare(dir).map_err(|e| RemoteError::Git(e.to_string()))?;
+        let ssh_command = ssh_command(dir, ssh).map_err(|e| RemoteError::Git(e.to_string()))?;
+        // A server that does not answer is given up on, as source-controller's `spec.timeout`
+        // (60 s by default) does: 10 s to connect over HTTP(S), and a transfer slower than one
+        // byte a second for 60 s is aborted.
+        let mut config = repo.config_snapshot_mut();
+        let git = |e: gix::Error| RemoteError::Git(e.to_string());
+        config
+            .set_value(&gix::config::tree::gitoxide::Http::CONNECT_TIMEOUT, "10000")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_LIMIT, "1")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Http::LOW_SPEED_TIME, "60")
+            .map_err(git)?;
+        config
+            .set_value(&gix::config::tree::Core::SSH_COMMAND, ssh_command.as_str())
+            .map_err(git)?;
+        config.commit().map_err(git)?;
         Ok(Session { repo })
     }
 
@@ -46,6 +68,7 @@ impl Session {
     pub(crate) fn resolve_and_fetch(
         &self,
         url: &str,
+        credentials: Option<&Credentials>,
         checkout: &Checkout,
         range: Option<&Range>,
         needed: impl FnOnce(&Resolved) -> bool,
@@ -61,6 +84,25 @@ impl Session {
         let connection = remote
             .connect(Direction::Fetch)
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        // Given credentials answer the server's challenge; without them, the git
+        // configuration's credential helpers do, as `git fetch` would.
+        let given = credentials.cloned();
+        let connection = match given {
+            Some(c) => connection.with_credentials(move |action| match action {
+                gix::credentials::helper::Action::Get(ctx) => {
+                    Ok(Some(gix::credentials::protocol::Outcome {
+                        identity: gix::sec::identity::Account {
+                            username: c.username.clone(),
+                            password: c.password.clone(),
+                            oauth_refresh_token: None,
+                        },
+                        next: ctx.into(),
+                    }))
+                }
+                _ => Ok(None),
+            }),
+            None => connection,
+        };
         let prepare = connection
             .prepare_fetch(gix::progress::Discard, Default::default())
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
@@ -104,6 +146,44 @@ impl Session {
             ..resolved
         })
     }
+}
+
+/// The ssh program as git would run it, never prompting (a build has no one to answer): with
+/// `key`, that identity alone and only the given known hosts; without, the user's own ssh
+/// configuration, keys and agent.
+fn ssh_command(dir: &Path, key: Option<&SshKey>) -> std::io::Result<String> {
+    let mut command = String::from("ssh -o BatchMode=yes");
+    let Some(key) = key else {
+        return Ok(command);
+    };
+    let parent = dir.parent().unwrap_or(dir);
+    let write_private = |name: &str, text: &str| -> std::io::Result<std::path::PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = parent.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let mut text = text.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        file.write_all(text.as_bytes())?;
+        Ok(path)
+    };
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    let identity = write_private("identity", &key.identity)?;
+    command.push_str(&format!(" -o IdentitiesOnly=yes -i {}", quote(&identity)));
+    if let Some(known) = &key.known_hosts {
+        let known = write_private("known_hosts", known)?;
+        command.push_str(&format!(
+            " -o UserKnownHostsFile={} -o StrictHostKeyChecking=yes",
+            quote(&known)
+        ));
+    }
+    Ok(command)
 }
 
 /// What to download for a checkout; the remote's listing is filtered by the same refspec.
@@ -199,6 +279,6 @@ fn error_text(e: &gix::Error) -> String {
 }
 
 /// HTTPS through reqwest needs a rustls crypto provider; ring, as plumb-state uses.
-fn install_tls_provider() {
+pub(crate) fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

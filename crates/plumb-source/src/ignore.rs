@@ -1,5 +1,6 @@
 //! The files source-controller leaves out of a GitRepository artifact: its default exclusions,
-//! `.sourceignore` files anywhere in the tree, and `spec.ignore`.
+//! `.sourceignore` files anywhere in the tree, and `spec.ignore`. An OCIRepository's extracted
+//! layer gets only the last two (its controller loads no default patterns).
 //!
 //! As in source-controller, the VCS patterns always apply; `spec.ignore`, when set, replaces the
 //! other defaults and comes last, so it may overrule `.sourceignore`. Patterns use the
@@ -57,16 +58,21 @@ impl Ignore {
             builtin.extend_from_slice(pattern.as_bytes());
             builtin.push(b'\n');
         }
-        let mut ignore = Ignore {
+        let mut ignore = Ignore::without_defaults(spec);
+        ignore.push(&builtin, "");
+        ignore
+    }
+
+    /// The rules of an OCIRepository artifact: `.sourceignore` files and `spec.ignore` only.
+    pub(crate) fn without_defaults(spec: Option<&str>) -> Self {
+        Ignore {
             search: gix::ignore::Search::default(),
             spec: spec.map(|patterns| {
                 let mut search = gix::ignore::Search::default();
                 add(&mut search, patterns.as_bytes(), "");
                 search
             }),
-        };
-        ignore.push(&builtin, "");
-        ignore
+        }
     }
 
     /// Adds the `.sourceignore` found in directory `dir` (relative, `""` for the root).
@@ -140,5 +146,17 @@ mod tests {
         assert!(!ignore.is_excluded("deploy", true));
         assert!(!ignore.is_excluded("deploy/logo.png", false));
         assert!(ignore.is_excluded(".git", true));
+    }
+
+    #[test]
+    fn oci_rules_have_no_defaults() {
+        let mut ignore = Ignore::without_defaults(None);
+        assert!(!ignore.is_excluded(".git", true));
+        assert!(!ignore.is_excluded("logo.png", false));
+        ignore.add_sourceignore("", b"*.md\n");
+        assert!(ignore.is_excluded("README.md", false));
+        let spec = Ignore::without_defaults(Some("/*\n!/deploy\n"));
+        assert!(spec.is_excluded("README.md", false));
+        assert!(!spec.is_excluded("deploy/a.yaml", false));
     }
 }

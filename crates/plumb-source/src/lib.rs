@@ -1,8 +1,10 @@
 //! Fetches Flux sources into plumb's cache as source-controller would produce their artifacts.
 //!
-//! For now this covers GitRepository: `spec.ref` with source-controller's precedence and
-//! revision strings, its default exclusions and `.sourceignore`, a content-addressed cache that
-//! concurrent runs share, and an offline mode that uses only the cache.
+//! This covers GitRepository (`spec.ref` with source-controller's precedence and revision
+//! strings, its default exclusions and `.sourceignore`) and OCIRepository (a small OCI
+//! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
+//! selection, safe extraction), in a content-addressed cache that concurrent runs share, with an
+//! offline mode that uses only the cache.
 //!
 //! ```no_run
 //! use plumb_source::{Cache, GitRef, GitSource, Mode};
@@ -12,22 +14,47 @@
 //!     url: "https://github.com/stefanprodan/podinfo".into(),
 //!     reference: GitRef::semver(">=6.0.0 <7.0.0"),
 //!     ignore: None,
+//!     credentials: None,
+//!     ssh: None,
 //! };
 //! let artifact = cache.fetch_git(&source, Mode::Online)?;
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
 //! # Ok::<(), plumb_source::FetchError>(())
 //! ```
+//!
+//! ```no_run
+//! use plumb_source::{Cache, Mode, OciRef, OciSource};
+//!
+//! let cache = Cache::from_env().expect("a cache directory");
+//! let source = OciSource {
+//!     url: "oci://ghcr.io/stefanprodan/manifests/podinfo".into(),
+//!     reference: OciRef::semver("6.x"),
+//!     ..OciSource::default()
+//! };
+//! let artifact = cache.fetch_oci(&source, Mode::Online)?;
+//! println!("{} at {}", artifact.revision, artifact.dir.display());
+//! # Ok::<(), plumb_source::OciError>(())
+//! ```
 
+mod archive;
 mod bucket;
 mod cache;
+mod docker_config;
 mod error;
 mod git;
 mod ignore;
+mod manage;
+mod mirror;
+mod oci;
 mod reference;
+mod registry;
 mod semver_range;
 mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
-pub use cache::{Artifact, Cache, GitSource, Mode};
-pub use error::FetchError;
+pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
+pub use error::{FetchError, OciError};
+pub use manage::{Entry, Removed};
+pub use mirror::{Mirror, Mirrors};
+pub use oci::{LayerOperation, LayerSelector, OciArtifact, OciRef, OciSource};
 pub use reference::{GitRef, DEFAULT_BRANCH};

@@ -44,6 +44,8 @@ fn source(url: &str, reference: GitRef) -> GitSource {
         url: url.to_owned(),
         reference,
         ignore: None,
+        credentials: None,
+        ssh: None,
     }
 }
 
@@ -58,7 +60,8 @@ fn cache_state(cache_dir: &Path) -> (Vec<String>, bool) {
         for url in urls {
             for entry in fs::read_dir(url.unwrap().path()).unwrap() {
                 let name = entry.unwrap().file_name().into_string().unwrap();
-                if name != "refs" {
+                // `refs/` and the `source` file (the URL) are not trees.
+                if name != "refs" && name != "source" {
                     trees.push(name);
                 }
             }

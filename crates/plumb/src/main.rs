@@ -49,6 +49,8 @@ pub enum Command {
     Explain(cmd::explain::ExplainArgs),
     /// The reconciliation graph: sources, Kustomizations, HelmReleases, dependsOn and waves.
     Graph(cmd::graph::GraphArgs),
+    /// The cache of fetched sources: list it, remove what no build used lately, or clear it.
+    Cache(cmd::cache::CacheArgs),
     /// kustomize-compatible commands.
     #[command(subcommand)]
     Kustomize(cmd::kustomize::KustomizeCommand),
@@ -103,6 +105,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Graph(args) => cmd::graph::run(args, verbosity),
         Command::Kustomize(c) => cmd::kustomize::run(c),
         Command::State(args) => cmd::state::run(args),
+        Command::Cache(args) => cmd::cache::run(args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "plumb", &mut std::io::stdout());

@@ -69,6 +69,10 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                     }
                 };
                 let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+                // Which Kustomizations lead to it, as a diagnostic's `via:` says.
+                if !matches!(k.status, Status::Built) && k.chain.len() > 1 {
+                    let _ = writeln!(stderr, "    = via: {}", k.chain.join(" → "));
+                }
             }
         }
     }

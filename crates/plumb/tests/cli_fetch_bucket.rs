@@ -114,8 +114,8 @@ fn a_bucket_nothing_serves_is_unavailable_with_its_endpoint() {
     let endpoint = format!("127.0.0.1:{}", free_port());
     flux_repo(&repo, &endpoint);
     let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
-    // Not an error of the repository: exit 0, the rest built, the summary counts it apart.
-    assert_eq!(code, Some(0), "{err}");
+    // The build is incomplete: exit 1, the rest built, the summary counts it apart.
+    assert_eq!(code, Some(1), "{err}");
     assert!(out.contains("Namespace//apps"), "{out}");
     assert!(
         err.contains(&format!(
@@ -130,10 +130,15 @@ fn a_bucket_nothing_serves_is_unavailable_with_its_endpoint() {
 }
 
 #[test]
-fn a_secret_ref_without_credentials_in_the_environment_says_how_to_sign() {
+fn a_secret_ref_signs_when_the_build_holds_the_secret_and_says_how_to_sign_otherwise() {
     let moto = Moto::start();
     moto.create_bucket("platform");
-    put_object(moto.port, "platform", "crds/cm.yaml", "kind: ConfigMap\n");
+    put_object(
+        moto.port,
+        "platform",
+        "crds/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: signed, namespace: default}\n",
+    );
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     flux_repo(&repo, &format!("127.0.0.1:{}", moto.port));
@@ -154,5 +159,33 @@ fn a_secret_ref_without_credentials_in_the_environment_says_how_to_sign() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("access denied to bucket 'platform'"), "{err}");
-    assert!(err.contains("plumb does not read spec.secretRef"), "{err}");
+    assert!(
+        err.contains("the build does not hold the spec.secretRef Secret readable"),
+        "{err}"
+    );
+
+    // With the Secret in the repository, its accesskey and secretkey sign the requests.
+    write(
+        &repo,
+        "clusters/dev/minio-secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: minio, namespace: flux-system}\ntype: Opaque\ndata:\n  accesskey: cGx1bWItdGVzdA==\n  secretkey: cGx1bWItdGVzdC1zZWNyZXQ=\n",
+    );
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["build", "-v", "-o", "names", "--cache-dir"])
+        .arg(tmp.path().join("cache"))
+        .arg(&repo)
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("3 built, 0 failed, 0 not built"), "{err}");
+    assert!(
+        !err.contains("cGx1bWItdGVzdC1zZWNyZXQ") && !err.contains("plumb-test-secret"),
+        "{err}"
+    );
+    assert!(stdout.contains("Secret/flux-system/minio"), "{stdout}");
 }

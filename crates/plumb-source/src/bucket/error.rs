@@ -80,3 +80,18 @@ pub enum BucketError {
         source: std::io::Error,
     },
 }
+
+impl BucketError {
+    /// Whether the source itself is wrong (the server answered: no such bucket, an unsafe or
+    /// conflicting key; or the spec is malformed), as opposed to a fetch that could not be done
+    /// here (unreachable, refused credentials, offline, the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        matches!(
+            self,
+            BucketError::InvalidSpec { .. }
+                | BucketError::BucketNotFound { .. }
+                | BucketError::UnsafeKey { .. }
+                | BucketError::KeyConflict { .. }
+        )
+    }
+}

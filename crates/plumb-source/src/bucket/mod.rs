@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! bucket/<sha256(endpoint, bucket, prefix, access key)>/<revision hex>/   the objects
-//! bucket/<sha256(...)>/last                                            the last online revision
+//! bucket/<sha256(...)>/refs/last                                       the last online revision
+//! bucket/<sha256(...)>/source                                          endpoint/bucket/prefix
 //! ```
 
 mod error;
@@ -211,12 +212,16 @@ impl<'a> Fetch<'a> {
     }
 
     fn record_path(&self) -> PathBuf {
-        self.dir.join("last")
+        self.dir.join(crate::manage::REFS_DIR).join("last")
     }
 
     fn cached(&self, revision: &str) -> Option<BucketArtifact> {
         let dir = self.tree_dir(revision);
-        dir.is_dir().then(|| BucketArtifact {
+        if !dir.is_dir() {
+            return None;
+        }
+        crate::manage::touch(&dir);
+        Some(BucketArtifact {
             dir,
             revision: revision.to_owned(),
         })
@@ -423,8 +428,14 @@ impl<'a> Fetch<'a> {
     fn record(&self, revision: &str) -> Result<(), BucketError> {
         let tmp = self.cache.dir().join("tmp");
         fs::create_dir_all(&tmp)
-            .and_then(|()| fs::create_dir_all(&self.dir))
+            .and_then(|()| fs::create_dir_all(self.dir.join(crate::manage::REFS_DIR)))
             .map_err(|e| self.not_writable(e))?;
+        // What `plumb cache ls` shows for the entry.
+        let prefix = self.source.prefix.as_deref().unwrap_or("");
+        crate::manage::record_source(
+            &self.dir,
+            &format!("{}/{}/{prefix}", self.endpoint, self.source.bucket_name),
+        );
         let mut file = tempfile::NamedTempFile::new_in(&tmp).map_err(|e| self.not_writable(e))?;
         writeln!(file, "{revision}").map_err(|e| self.not_writable(e))?;
         file.persist(self.record_path())

@@ -56,12 +56,18 @@ pub fn build(
             return Err(ExitCode::from(2));
         }
     };
+    let fetcher = match fetch.fetcher(repo) {
+        Ok(fetcher) => fetcher,
+        Err(message) => {
+            crate::report::error(&message);
+            return Err(ExitCode::from(2));
+        }
+    };
     let options = Options {
         entries,
         mode,
         age_keys,
-        fetcher: fetch
-            .fetcher()
+        fetcher: fetcher
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
     };
     build_repository(repo, &options).map_err(|e| {
@@ -132,7 +138,9 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
-    if report_diagnostics(&result, verbosity) {
+    // A source that could not be fetched leaves the build incomplete: not a success.
+    let errors = report_diagnostics(&result, verbosity);
+    if errors || result.summary().unavailable > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -130,10 +130,10 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
         s.clusters,
         if s.clusters == 1 { "" } else { "s" }
     );
-    if s.failed + s.not_built > 0 {
+    if s.failed + s.not_built + s.unavailable > 0 {
         line.push_str(&format!(
-            "; not checked: {} failed to build, {} not built (-v lists them)",
-            s.failed, s.not_built
+            "; not checked: {} failed to build, {} not built, {} unavailable (-v lists them)",
+            s.failed, s.not_built, s.unavailable
         ));
     }
     crate::report::summary(&build, verbosity, &line);

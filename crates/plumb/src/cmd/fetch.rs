@@ -1,12 +1,17 @@
 //! The fetcher `plumb build`, `check` and `graph` give the Flux build: plumb-source's cache
 //! (`--cache-dir`, else `PLUMB_CACHE_DIR` or the user's cache directory), online unless
-//! `--offline`.
+//! `--offline`; URLs rewritten by the `mirrors:` of the user's configuration file, then of the
+//! repository's `.plumb.yaml`.
 
 use clap::Args;
-use plumb_flux::fetch::{Fetched, Fetcher, Unfetched};
+use plumb_flux::config::UserConfig;
+use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
-use plumb_source::{BucketCredentials, BucketError, BucketSource, Cache, GitSource, Mode};
-use std::path::PathBuf;
+use plumb_source::{
+    BucketCredentials, BucketError, BucketSource, Cache, Credentials, GitSource, LayerOperation,
+    Mirror, Mirrors, Mode, OciError, OciSource, SshKey,
+};
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct FetchArgs {
@@ -20,9 +25,31 @@ pub struct FetchArgs {
 }
 
 impl FetchArgs {
-    /// The fetcher, or `None` when no cache directory can be found (then sources in other
-    /// repositories are reported as not fetched).
-    pub fn fetcher(&self) -> Option<SourceFetcher> {
+    /// The fetcher for the repository at `repo`, or `None` when no cache directory can be
+    /// found (then sources in other repositories are reported as not fetched). `Err` is an
+    /// unusable user configuration file, its message naming the file and line.
+    pub fn fetcher(&self, repo: &Path) -> Result<Option<SourceFetcher>, String> {
+        let rules = |list: Vec<plumb_flux::config::MirrorRule>| {
+            list.into_iter()
+                .map(|r| Mirror {
+                    from: r.from,
+                    to: r.to,
+                })
+                .collect::<Vec<_>>()
+        };
+        let user = match UserConfig::path_from_env() {
+            Some(path) => UserConfig::load(&path).map_err(|e| e.to_string())?.mirrors,
+            None => Vec::new(),
+        };
+        // An unusable .plumb.yaml is reported by the build itself, with its line.
+        let repository = plumb_flux::config::Config::load(repo)
+            .map(|c| c.mirrors)
+            .unwrap_or_default();
+        let mirrors = Mirrors::new(rules(user)).then(rules(repository));
+        Ok(self.cache_fetcher(mirrors))
+    }
+
+    fn cache_fetcher(&self, mirrors: Mirrors) -> Option<SourceFetcher> {
         let cache = match &self.cache_dir {
             Some(dir) => Cache::new(dir),
             None => Cache::from_env()?,
@@ -32,53 +59,168 @@ impl FetchArgs {
         } else {
             Mode::Online
         };
-        Some(SourceFetcher { cache, mode })
+        Some(SourceFetcher {
+            cache,
+            mode,
+            mirrors,
+            progress: super::progress::FetchProgress::new(true),
+        })
     }
 }
 
-/// Fetches GitRepositories through plumb-source; other kinds are not fetched yet.
+/// Fetches GitRepositories and OCIRepositories through plumb-source; other kinds are not
+/// fetched yet.
 #[derive(Debug)]
 pub struct SourceFetcher {
     cache: Cache,
     mode: Mode,
+    mirrors: Mirrors,
+    progress: super::progress::FetchProgress,
 }
 
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
+        self.fetch_with(source, None)
+    }
+
+    fn fetch_with(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
         let kind = source.id.kind.as_str();
         if kind == "Bucket" {
-            return self.fetch_bucket(source);
+            return self.fetch_bucket(source, secret);
         }
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
         };
+        let mirrored = self.mirrors.rewrite(url);
+        let url = mirrored.as_deref().unwrap_or(url);
+        let _shown = self.progress.start(format!("{} ({url})", source.id));
+        let failed = |e: plumb_source::FetchError| {
+            let message = match &mirrored {
+                Some(m) => format!("fetched from mirror {m}: {e}"),
+                None => e.to_string(),
+            };
+            if e.is_source_error() {
+                Unfetched::Broken(message)
+            } else {
+                Unfetched::Failed(message)
+            }
+        };
+        if kind == "OCIRepository" {
+            let docker_config = secret.and_then(|s| s.get(".dockerconfigjson"));
+            return self.fetch_oci(url, mirrored.as_deref(), &source.spec, docker_config);
+        }
         if kind != "GitRepository" {
             return Err(Unfetched::Unsupported(format!(
                 "fetching a {kind} is not supported yet"
             )));
         }
-        if url.starts_with("ssh://") || url.starts_with("git@") {
-            return Err(Unfetched::Unsupported(
-                "fetching over ssh is not supported yet".into(),
-            ));
-        }
-        let git = GitSource::from_spec(url, &source.spec);
+        let mut git = GitSource::from_spec(url, &source.spec);
+        git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
+        git.ssh = secret.and_then(|s| {
+            Some(SshKey {
+                identity: s.get("identity")?.to_string(),
+                known_hosts: s.get("known_hosts").map(str::to_string),
+            })
+        });
         self.cache
             .fetch_git(&git, self.mode)
             .map(|a| Fetched {
                 dir: a.dir,
                 revision: a.revision,
             })
-            .map_err(|e| Unfetched::Failed(e.to_string()))
+            .map_err(failed)
     }
 }
 
 impl SourceFetcher {
-    /// A Bucket, signed with `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` when both are set
-    /// (the repository's `spec.secretRef` Secret is not read), anonymous otherwise.
-    fn fetch_bucket(&self, source: &Source) -> Result<Fetched, Unfetched> {
+    /// An OCIRepository from `url` (already rewritten by the mirrors, `mirror` when it was);
+    /// credentials from the `.dockerconfigjson` of its secretRef, else the user's Docker
+    /// configuration, as `flux pull artifact` reads it.
+    fn fetch_oci(
+        &self,
+        url: &str,
+        mirror: Option<&str>,
+        spec: &serde_json::Value,
+        docker_config: Option<&str>,
+    ) -> Result<Fetched, Unfetched> {
+        let failed = |e: OciError| {
+            let message = match mirror {
+                Some(m) => format!("fetched from mirror {m}: {e}"),
+                None => e.to_string(),
+            };
+            if e.is_source_error() {
+                Unfetched::Broken(message)
+            } else {
+                Unfetched::Failed(message)
+            }
+        };
+        let mut oci = OciSource::from_spec(url, spec).map_err(failed)?;
+        oci.docker_config_json = docker_config.map(str::to_string);
+        if oci.layer_selector.operation == LayerOperation::Copy {
+            // kustomize-controller would untar the copied layer; rather than build the directory
+            // holding it (which would build nothing), plumb does not build from it yet.
+            return Err(Unfetched::Unsupported(
+                "building from an OCIRepository with layerSelector.operation copy is not supported yet"
+                    .into(),
+            ));
+        }
+        self.cache
+            .fetch_oci(&oci, self.mode)
+            .map(|a| Fetched {
+                dir: a.dir,
+                revision: a.revision,
+            })
+            .map_err(failed)
+    }
+}
+
+/// The credentials for a git fetch from `url`: the `username` and `password` of the source's
+/// `spec.secretRef` when the build has that Secret, else `GITHUB_TOKEN` for an https URL on
+/// github.com; `None` leaves it to the git configuration's credential helpers.
+fn git_credentials(
+    url: &str,
+    secret: Option<&SecretData>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<Credentials> {
+    if let Some(secret) = secret {
+        if let (Some(username), Some(password)) = (secret.get("username"), secret.get("password")) {
+            return Some(Credentials {
+                username: username.to_string(),
+                password: password.to_string(),
+            });
+        }
+    }
+    let github = url
+        .strip_prefix("https://")
+        .is_some_and(|rest| rest.split(['/', ':']).next() == Some("github.com"));
+    let token = env("GITHUB_TOKEN").filter(|t| !t.is_empty())?;
+    github.then(|| Credentials {
+        username: "x-access-token".to_string(),
+        password: token,
+    })
+}
+
+impl SourceFetcher {
+    /// A Bucket, signed with the `accesskey` and `secretkey` of its `spec.secretRef` when the
+    /// build has that Secret, else with `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` when both
+    /// are set, else anonymous.
+    fn fetch_bucket(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
         let bucket = BucketSource::from_spec(&source.spec);
-        let credentials = BucketCredentials::from_env();
+        let _shown = self
+            .progress
+            .start(format!("{} ({})", source.id, bucket.endpoint_url()));
+        let credentials = match secret {
+            Some(secret) => bucket_credentials(secret),
+            None => BucketCredentials::from_env(),
+        };
         self.cache
             .fetch_bucket(&bucket, credentials.as_ref(), self.mode)
             .map(|a| Fetched {
@@ -87,14 +229,88 @@ impl SourceFetcher {
             })
             .map_err(|e| {
                 let mut message = e.to_string();
-                let unsigned = credentials.is_none() && source.spec["secretRef"].is_object();
-                if unsigned && matches!(e, BucketError::AccessDenied { .. }) {
+                let secret_missing = secret.is_none() && source.spec["secretRef"].is_object();
+                if secret_missing
+                    && credentials.is_none()
+                    && matches!(e, BucketError::AccessDenied { .. })
+                {
                     message.push_str(
-                        " (plumb does not read spec.secretRef: set AWS_ACCESS_KEY_ID and \
-                         AWS_SECRET_ACCESS_KEY to sign the requests)",
+                        " (the build does not hold the spec.secretRef Secret readable: set \
+                         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to sign the requests)",
                     );
                 }
-                Unfetched::Failed(message)
+                match e {
+                    BucketError::UnsupportedProvider { .. } => Unfetched::Unsupported(message),
+                    e if e.is_source_error() => Unfetched::Broken(message),
+                    _ => Unfetched::Failed(message),
+                }
             })
+    }
+}
+
+/// As source-controller's minio client: both keys set and not empty sign, anything else is
+/// anonymous.
+fn bucket_credentials(secret: &SecretData) -> Option<BucketCredentials> {
+    let access_key = secret.get("accesskey").filter(|k| !k.is_empty())?;
+    let secret_key = secret.get("secretkey").filter(|k| !k.is_empty())?;
+    Some(BucketCredentials {
+        access_key: access_key.to_string(),
+        secret_key: secret_key.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_keys_from_the_secret_need_both() {
+        let secret = |pairs: &[(&str, &str)]| {
+            SecretData(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let both =
+            bucket_credentials(&secret(&[("accesskey", "AK"), ("secretkey", "SK")])).unwrap();
+        assert_eq!(
+            (both.access_key.as_str(), both.secret_key.as_str()),
+            ("AK", "SK")
+        );
+        assert_eq!(bucket_credentials(&secret(&[("accesskey", "AK")])), None);
+        assert_eq!(
+            bucket_credentials(&secret(&[("accesskey", "AK"), ("secretkey", "")])),
+            None
+        );
+    }
+
+    #[test]
+    fn the_source_secret_then_github_token() {
+        let secret = SecretData(
+            [("username", "bot"), ("password", "s3cret")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        let env = |name: &str| (name == "GITHUB_TOKEN").then(|| "ghp_x".to_string());
+        let from_secret = git_credentials("https://git.example.com/r", Some(&secret), env).unwrap();
+        assert_eq!(from_secret.username, "bot");
+        assert!(!format!("{from_secret:?}").contains("s3cret"));
+        let token = git_credentials("https://github.com/org/r", None, env).unwrap();
+        assert_eq!(
+            (token.username.as_str(), token.password.as_str()),
+            ("x-access-token", "ghp_x")
+        );
+        assert_eq!(git_credentials("https://gitlab.com/org/r", None, env), None);
+        assert_eq!(
+            git_credentials("https://github.com.evil.example/r", None, env),
+            None
+        );
+        assert_eq!(
+            git_credentials("https://github.com/org/r", None, |_| None),
+            None
+        );
     }
 }

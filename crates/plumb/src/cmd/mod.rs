@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod explain;
 pub mod fetch;
 pub mod graph;
 pub mod kustomize;
+pub mod progress;
 pub mod state;
