@@ -1,9 +1,10 @@
 //! Fetches Flux sources into plumb's cache as source-controller would produce their artifacts.
 //!
 //! This covers GitRepository (`spec.ref` with source-controller's precedence and revision
-//! strings, its default exclusions and `.sourceignore`) and OCIRepository (a small OCI
+//! strings, its default exclusions and `.sourceignore`), OCIRepository (a small OCI
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
-//! selection, safe extraction), in a content-addressed cache that concurrent runs share, with an
+//! selection, safe extraction) and Bucket (the S3 API: prefix, ignore rules, the controller's
+//! revision of keys and ETags), in a content-addressed cache that concurrent runs share, with an
 //! offline mode that uses only the cache.
 //!
 //! ```no_run
