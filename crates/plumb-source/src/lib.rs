@@ -36,6 +36,17 @@
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
 //! # Ok::<(), plumb_source::OciError>(())
 //! ```
+//!
+//! ```no_run
+//! use plumb_source::{BucketCredentials, BucketSource, Cache, Mode};
+//!
+//! let cache = Cache::from_env().expect("a cache directory");
+//! let spec = serde_json::json!({"bucketName": "manifests", "endpoint": "minio.example.com:9000"});
+//! let source = BucketSource::from_spec(&spec);
+//! let artifact = cache.fetch_bucket(&source, BucketCredentials::from_env().as_ref(), Mode::Online)?;
+//! println!("{} at {}", artifact.revision, artifact.dir.display());
+//! # Ok::<(), plumb_source::BucketError>(())
+//! ```
 
 mod archive;
 mod bucket;

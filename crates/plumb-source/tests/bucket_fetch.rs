@@ -170,6 +170,15 @@ fn objects_are_fetched_with_the_controllers_revision_and_no_default_exclusions()
         .ends_with(artifact.revision.strip_prefix("sha256:").unwrap()));
     // Nothing is left in the work area.
     assert_eq!(fs::read_dir(cache.dir().join("tmp")).unwrap().count(), 0);
+    // `plumb cache ls` sees it, named by endpoint and bucket.
+    let entries = cache.entries().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].kind, "bucket");
+    assert_eq!(
+        entries[0].url.as_deref(),
+        Some(format!("http://127.0.0.1:{}/manifests/", moto.port).as_str())
+    );
+    assert_eq!(entries[0].dir, artifact.dir);
 
     // Listed again: the same revision and tree.
     let again = cache
