@@ -1,9 +1,10 @@
 //! Fetches Flux sources into plumb's cache as source-controller would produce their artifacts.
 //!
 //! This covers GitRepository (`spec.ref` with source-controller's precedence and revision
-//! strings, its default exclusions and `.sourceignore`) and OCIRepository (a small OCI
+//! strings, its default exclusions and `.sourceignore`), OCIRepository (a small OCI
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
-//! selection, safe extraction), in a content-addressed cache that concurrent runs share, with an
+//! selection, safe extraction) and Bucket (the S3 API: prefix, ignore rules, the controller's
+//! revision of keys and ETags), in a content-addressed cache that concurrent runs share, with an
 //! offline mode that uses only the cache.
 //!
 //! ```no_run
@@ -35,8 +36,20 @@
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
 //! # Ok::<(), plumb_source::OciError>(())
 //! ```
+//!
+//! ```no_run
+//! use plumb_source::{BucketCredentials, BucketSource, Cache, Mode};
+//!
+//! let cache = Cache::from_env().expect("a cache directory");
+//! let spec = serde_json::json!({"bucketName": "manifests", "endpoint": "minio.example.com:9000"});
+//! let source = BucketSource::from_spec(&spec);
+//! let artifact = cache.fetch_bucket(&source, BucketCredentials::from_env().as_ref(), Mode::Online)?;
+//! println!("{} at {}", artifact.revision, artifact.dir.display());
+//! # Ok::<(), plumb_source::BucketError>(())
+//! ```
 
 mod archive;
+mod bucket;
 mod cache;
 mod docker_config;
 mod error;
@@ -50,6 +63,7 @@ mod registry;
 mod semver_range;
 mod tree;
 
+pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
 pub use manage::{Entry, Removed};

@@ -8,8 +8,8 @@ use plumb_flux::config::UserConfig;
 use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
 use plumb_flux::model::Source;
 use plumb_source::{
-    Cache, Credentials, GitSource, LayerOperation, Mirror, Mirrors, Mode, OciError, OciSource,
-    SshKey,
+    BucketCredentials, BucketError, BucketSource, Cache, Credentials, GitSource, LayerOperation,
+    Mirror, Mirrors, Mode, OciError, OciSource, SshKey,
 };
 use std::path::{Path, PathBuf};
 
@@ -89,6 +89,9 @@ impl Fetcher for SourceFetcher {
         secret: Option<&SecretData>,
     ) -> Result<Fetched, Unfetched> {
         let kind = source.id.kind.as_str();
+        if kind == "Bucket" {
+            return self.fetch_bucket(source, secret);
+        }
         let Some(url) = source.url.as_deref() else {
             return Err(Unfetched::Unsupported(format!("{kind} has no spec.url")));
         };
@@ -201,9 +204,87 @@ fn git_credentials(
     })
 }
 
+impl SourceFetcher {
+    /// A Bucket, signed with the `accesskey` and `secretkey` of its `spec.secretRef` when the
+    /// build has that Secret, else with `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` when both
+    /// are set, else anonymous.
+    fn fetch_bucket(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<Fetched, Unfetched> {
+        let bucket = BucketSource::from_spec(&source.spec);
+        let _shown = self
+            .progress
+            .start(format!("{} ({})", source.id, bucket.endpoint_url()));
+        let credentials = match secret {
+            Some(secret) => bucket_credentials(secret),
+            None => BucketCredentials::from_env(),
+        };
+        self.cache
+            .fetch_bucket(&bucket, credentials.as_ref(), self.mode)
+            .map(|a| Fetched {
+                dir: a.dir,
+                revision: a.revision,
+            })
+            .map_err(|e| {
+                let mut message = e.to_string();
+                let secret_missing = secret.is_none() && source.spec["secretRef"].is_object();
+                if secret_missing
+                    && credentials.is_none()
+                    && matches!(e, BucketError::AccessDenied { .. })
+                {
+                    message.push_str(
+                        " (the build does not hold the spec.secretRef Secret readable: set \
+                         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to sign the requests)",
+                    );
+                }
+                match e {
+                    BucketError::UnsupportedProvider { .. } => Unfetched::Unsupported(message),
+                    e if e.is_source_error() => Unfetched::Broken(message),
+                    _ => Unfetched::Failed(message),
+                }
+            })
+    }
+}
+
+/// As source-controller's minio client: both keys set and not empty sign, anything else is
+/// anonymous.
+fn bucket_credentials(secret: &SecretData) -> Option<BucketCredentials> {
+    let access_key = secret.get("accesskey").filter(|k| !k.is_empty())?;
+    let secret_key = secret.get("secretkey").filter(|k| !k.is_empty())?;
+    Some(BucketCredentials {
+        access_key: access_key.to_string(),
+        secret_key: secret_key.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_keys_from_the_secret_need_both() {
+        let secret = |pairs: &[(&str, &str)]| {
+            SecretData(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let both =
+            bucket_credentials(&secret(&[("accesskey", "AK"), ("secretkey", "SK")])).unwrap();
+        assert_eq!(
+            (both.access_key.as_str(), both.secret_key.as_str()),
+            ("AK", "SK")
+        );
+        assert_eq!(bucket_credentials(&secret(&[("accesskey", "AK")])), None);
+        assert_eq!(
+            bucket_credentials(&secret(&[("accesskey", "AK"), ("secretkey", "")])),
+            None
+        );
+    }
 
     #[test]
     fn the_source_secret_then_github_token() {
