@@ -47,6 +47,7 @@ mod mirror;
 mod oci;
 mod reference;
 mod registry;
+pub mod remote;
 mod semver_range;
 mod tree;
 
