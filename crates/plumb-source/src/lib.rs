@@ -4,7 +4,8 @@
 //! strings, its default exclusions and `.sourceignore`) and OCIRepository (a small OCI
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
 //! selection, safe extraction), in a content-addressed cache that concurrent runs share, with an
-//! offline mode that uses only the cache.
+//! offline mode that uses only the cache. It also fetches what a kustomization's remote
+//! entries name ([`remote`]): git repository specs and `http(s)` files.
 //!
 //! ```no_run
 //! use plumb_source::{Cache, GitRef, GitSource, Mode};
@@ -40,6 +41,7 @@ mod archive;
 mod cache;
 mod docker_config;
 mod error;
+mod fetch_remote;
 mod git;
 mod ignore;
 mod manage;
@@ -53,6 +55,7 @@ mod tree;
 
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
+pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};
 pub use oci::{LayerOperation, LayerSelector, OciArtifact, OciRef, OciSource};
