@@ -64,7 +64,7 @@ impl Cache {
                 Err(e) => return Err(e),
             }
         }
-        let name = format!("ref {:?} (a tag or a branch)", spec.reference);
+        let name = format!("tag or branch {:?}", spec.reference);
         Err(match last {
             // One name tried as a tag and as a branch: say so once.
             Some(FetchError::RefNotFound { url, detail, .. }) if candidates.len() > 1 => {

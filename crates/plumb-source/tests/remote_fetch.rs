@@ -159,7 +159,7 @@ fn a_missing_ref_names_the_url_and_the_ref() {
     assert!(matches!(err, FetchError::RefNotFound { .. }), "{err:?}");
     let text = err.to_string();
     assert!(text.contains(&url), "{text}");
-    assert!(text.contains("\"v9\" (a tag or a branch)"), "{text}");
+    assert!(text.contains("tag or branch \"v9\" not found"), "{text}");
 
     // Offline, with nothing cached for it, the same entry is not cached.
     let err = setup

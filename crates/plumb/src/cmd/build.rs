@@ -69,6 +69,7 @@ pub fn build(
         age_keys,
         fetcher: fetcher
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
+        remote: fetch.remote(),
     };
     build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());

@@ -66,6 +66,16 @@ impl FetchArgs {
             progress: super::progress::FetchProgress::new(true),
         })
     }
+
+    /// The fetcher of kustomizations' remote bases and files, sharing the sources' cache and
+    /// mode; `None` when no cache directory can be found (then they are refused).
+    pub fn remote(&self) -> Option<std::sync::Arc<dyn plumb_kustomize::Remote>> {
+        let SourceFetcher { cache, mode } = self.fetcher()?;
+        Some(std::sync::Arc::new(super::remote::KustomizeRemote {
+            cache,
+            mode,
+        }))
+    }
 }
 
 /// Fetches GitRepositories and OCIRepositories through plumb-source; other kinds are not
