@@ -40,7 +40,17 @@ impl Cache {
     /// Fetches the repository a kustomization entry names, with the ref as kustomize resolves
     /// it (see the module documentation) and the spec's timeout on each attempt.
     pub fn fetch_repo_spec(&self, spec: &RepoSpec, mode: Mode) -> Result<RemoteTree, FetchError> {
-        let url = spec.clone_url();
+        self.fetch_repo_spec_from(spec, &spec.clone_url(), mode)
+    }
+
+    /// [`Cache::fetch_repo_spec`] from `url` instead of the spec's clone URL (a mirror of it).
+    pub fn fetch_repo_spec_from(
+        &self,
+        spec: &RepoSpec,
+        url: &str,
+        mode: Mode,
+    ) -> Result<RemoteTree, FetchError> {
+        let url = url.to_owned();
         let mut last = None;
         let candidates = ref_candidates(&spec.reference);
         for reference in &candidates {
@@ -49,6 +59,7 @@ impl Cache {
                 reference: reference.clone(),
                 // kustomize clones everything: no default exclusions.
                 ignore: Some(String::new()),
+                ..GitSource::default()
             };
             match self.fetch_git_within(source, mode, spec.timeout) {
                 Ok(artifact) => {
@@ -116,15 +127,24 @@ impl Cache {
     }
 
     /// The text of a file a kustomization lists by `http(s)` URL: fetched online (and kept in
-    /// the cache, `http/<sha256(url)>/content`), the cached copy offline.
+    /// the cache), the copy the last online fetch kept when offline.
+    ///
+    /// The cache entry has the shape of every other (`plumb cache ls|gc` read it):
+    /// `http/<sha256(url)>/source` holds the URL, `<sha256(content)>/content` each version
+    /// fetched, `refs/latest` the version the last online fetch got.
     pub fn fetch_file(&self, url: &str, mode: Mode) -> Result<String, FetchError> {
-        let dir = self.dir().join("http").join(sha256_hex(url));
-        let path = dir.join("content");
+        let entry = self.dir().join("http").join(sha256_hex(url));
+        let latest = entry.join("refs").join("latest");
         if mode == Mode::Offline {
-            return fs::read_to_string(&path).map_err(|_| FetchError::FileNotCached {
+            let not_cached = || FetchError::FileNotCached {
                 url: url.to_owned(),
                 cache: self.dir().to_owned(),
-            });
+            };
+            let digest = fs::read_to_string(&latest).map_err(|_| not_cached())?;
+            let version = entry.join(digest.trim());
+            let text = fs::read_to_string(version.join("content")).map_err(|_| not_cached())?;
+            crate::manage::touch(&version);
+            return Ok(text);
         }
         let text = get(url)?;
         let not_writable = |source| FetchError::FileCacheNotWritable {
@@ -134,11 +154,28 @@ impl Cache {
         };
         let tmp = self.dir().join("tmp");
         fs::create_dir_all(&tmp)
-            .and_then(|()| fs::create_dir_all(&dir))
+            .and_then(|()| fs::create_dir_all(entry.join("refs")))
             .map_err(not_writable)?;
-        let mut file = tempfile::NamedTempFile::new_in(&tmp).map_err(not_writable)?;
-        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(not_writable)?;
-        file.persist(&path).map_err(|e| not_writable(e.error))?;
+        crate::manage::record_source(&entry, url);
+        let digest = sha256_hex(&text);
+        let version = entry.join(&digest);
+        if !version.is_dir() {
+            let staging = tempfile::Builder::new()
+                .prefix("http-")
+                .tempdir_in(&tmp)
+                .map_err(not_writable)?;
+            fs::write(staging.path().join("content"), &text).map_err(not_writable)?;
+            // Another process may have put the same version in place first: it is as good.
+            if let Err(e) = fs::rename(staging.path(), &version) {
+                if !version.is_dir() {
+                    return Err(not_writable(e));
+                }
+            }
+        }
+        crate::manage::touch(&version);
+        let mut record = tempfile::NamedTempFile::new_in(&tmp).map_err(not_writable)?;
+        std::io::Write::write_all(&mut record, digest.as_bytes()).map_err(not_writable)?;
+        record.persist(&latest).map_err(|e| not_writable(e.error))?;
         Ok(text)
     }
 }

@@ -1,7 +1,7 @@
 //! Remote kustomize entries fetched from real servers on loopback: git's smart HTTP (`git
-//! http-backend` behind the test's HTTP server; kustomize accepts no `git://` URL, so `git
-//! daemon` cannot serve a kustomize base) serving a repository with a base under a
-//! subdirectory and two tags, and the same server serving a YAML file. Each test checks what lands in the cache, that offline mode reuses it once the server
+//! http-backend` behind the tests' bridge; kustomize accepts no `git://` URL, so `git daemon`
+//! cannot serve a kustomize base) serving a repository with a base under a subdirectory and
+//! two tags, and an HTTP server serving a YAML file. Each test checks what lands in the cache, that offline mode reuses it once the server
 //! is stopped, and how failures are named.
 
 use std::fs;
@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 use plumb_source::remote::RepoSpec;
 use plumb_source::{Cache, FetchError, Mode};
 
+#[path = "support/git_http.rs"]
+mod git_http;
 #[path = "support/git_server.rs"]
 mod git_server;
 #[path = "support/http_server.rs"]
 mod http_server;
+use git_http::HttpGit;
 use git_server::{free_port, Repo};
 use http_server::HttpServer;
 
@@ -66,6 +69,13 @@ fn platform_repo(base: &std::path::Path) -> Vec<String> {
     commits
 }
 
+/// Drops the git server and wakes its accept loop, which then closes the port.
+fn stop_git(server: HttpGit) {
+    let port = server.port;
+    drop(server);
+    let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+}
+
 fn spec(text: &str) -> RepoSpec {
     RepoSpec::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
@@ -78,8 +88,8 @@ fn read(path: PathBuf) -> String {
 fn a_base_at_a_tag_is_fetched_cached_and_reused_offline() {
     let setup = Setup::new();
     let commits = platform_repo(&setup.base);
-    let mut server = HttpServer::with_git(&[], &setup.base);
-    let url = server.url("/platform");
+    let server = HttpGit::start(&setup.base, None);
+    let url = server.url("platform");
 
     let v1 = setup
         .cache()
@@ -104,7 +114,7 @@ fn a_base_at_a_tag_is_fetched_cached_and_reused_offline() {
     assert_eq!(read(v2.dir.join("configmap.yaml")), configmap("v2"));
     assert_ne!(v1.root, v2.root);
 
-    server.stop();
+    stop_git(server);
     let offline = setup
         .cache()
         .fetch_repo_spec(&spec(&format!("{url}//deploy/base?ref=v1")), Mode::Offline)
@@ -120,8 +130,8 @@ fn a_base_at_a_tag_is_fetched_cached_and_reused_offline() {
 fn no_ref_is_head_a_name_may_be_a_branch_and_a_commit_is_pinned() {
     let setup = Setup::new();
     let commits = platform_repo(&setup.base);
-    let server = HttpServer::with_git(&[], &setup.base);
-    let url = server.url("/platform");
+    let server = HttpGit::start(&setup.base, None);
+    let url = server.url("platform");
     let cache = setup.cache();
 
     let head = cache
@@ -149,8 +159,8 @@ fn no_ref_is_head_a_name_may_be_a_branch_and_a_commit_is_pinned() {
 fn a_missing_ref_names_the_url_and_the_ref() {
     let setup = Setup::new();
     platform_repo(&setup.base);
-    let server = HttpServer::with_git(&[], &setup.base);
-    let url = server.url("/platform");
+    let server = HttpGit::start(&setup.base, None);
+    let url = server.url("platform");
 
     let err = setup
         .cache()
@@ -212,12 +222,15 @@ fn an_http_file_is_fetched_cached_and_reused_offline() {
 
     assert_eq!(setup.cache().fetch_file(&url, Mode::Online).unwrap(), body);
     assert_eq!(server.requests(), 1);
-    let cached: Vec<_> = fs::read_dir(setup.cache_dir.join("http"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("content"))
-        .collect();
-    assert_eq!(cached.len(), 1);
-    assert_eq!(read(cached[0].clone()), body);
+    // One entry, in the shape `plumb cache ls` lists: its URL and one version.
+    let entries = setup.cache().entries().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].kind, "http");
+    assert_eq!(entries[0].url.as_deref(), Some(url.as_str()));
+    assert_eq!(read(entries[0].dir.join("content")), body);
+    // Fetched again, unchanged: still one version.
+    assert_eq!(setup.cache().fetch_file(&url, Mode::Online).unwrap(), body);
+    assert_eq!(setup.cache().entries().unwrap().len(), 1);
 
     server.stop();
     assert_eq!(setup.cache().fetch_file(&url, Mode::Offline).unwrap(), body);

@@ -4,12 +4,15 @@
 //! build of local copies; `--offline` rebuilds it from the cache with the server stopped; a
 //! remote base nothing has cached is reported, offline, naming its URL and the entry's line.
 
+#[path = "../../plumb-source/tests/support/git_http.rs"]
+mod git_http;
 #[path = "../../plumb-source/tests/support/git_server.rs"]
 mod git_server;
 #[path = "../../plumb-source/tests/support/http_server.rs"]
 mod http_server;
 
 use assert_cmd::Command;
+use git_http::HttpGit;
 use git_server::Repo;
 use http_server::HttpServer;
 use std::fs;
@@ -60,12 +63,13 @@ fn kustomize_build_of_remote_entries_equals_the_local_build_and_works_offline() 
     let tmp = tempfile::tempdir().unwrap();
     let served = tmp.path().join("served");
     platform(&served);
-    let mut server = HttpServer::with_git(&[("/service.yaml", SERVICE)], &served);
+    let git = HttpGit::start(&served, None);
+    let mut server = HttpServer::start(&[("/service.yaml", SERVICE)]);
     let cache = tmp.path().join("cache");
     let cache_arg = cache.to_str().unwrap();
 
     let overlay = tmp.path().join("remote");
-    let base_url = format!("{}//deploy/base?ref=v1", server.url("/platform"));
+    let base_url = format!("{}//deploy/base?ref=v1", git.url("platform"));
     let file_url = server.url("/service.yaml");
     write(
         &overlay,
@@ -108,7 +112,7 @@ fn kustomize_build_of_remote_entries_equals_the_local_build_and_works_offline() 
         "kustomization.yaml",
         &format!(
             "resources:\n- git::{}//deploy/base?ref=v2\n",
-            server.url("/platform")
+            git.url("platform")
         ),
     );
     let (code, out, err) = plumb(&["kustomize", "build", "--cache-dir", cache_arg], &v2);
@@ -116,6 +120,10 @@ fn kustomize_build_of_remote_entries_equals_the_local_build_and_works_offline() 
     assert!(out.contains("version: v2"), "{out}");
 
     server.stop();
+    let git_port = git.port;
+    drop(git);
+    // Wake the git server's accept loop, which then closes the port.
+    let _ = std::net::TcpStream::connect(("127.0.0.1", git_port));
     let (code, offline_out, err) = plumb(
         &["kustomize", "build", "--offline", "--cache-dir", cache_arg],
         &overlay,
@@ -129,7 +137,8 @@ fn plumb_build_fetches_a_flux_kustomizations_remote_base() {
     let tmp = tempfile::tempdir().unwrap();
     let served = tmp.path().join("served");
     platform(&served);
-    let server = HttpServer::with_git(&[("/service.yaml", SERVICE)], &served);
+    let git = HttpGit::start(&served, None);
+    let server = HttpServer::start(&[("/service.yaml", SERVICE)]);
     let repo = tmp.path().join("repo");
     write(
         &repo,
@@ -141,7 +150,7 @@ fn plumb_build_fetches_a_flux_kustomizations_remote_base() {
         "apps/kustomization.yaml",
         &format!(
             "resources:\n- {}//deploy/base?ref=v2\n- {}\n",
-            server.url("/platform"),
+            git.url("platform"),
             server.url("/service.yaml")
         ),
     );

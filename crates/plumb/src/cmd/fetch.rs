@@ -66,16 +66,6 @@ impl FetchArgs {
             progress: super::progress::FetchProgress::new(true),
         })
     }
-
-    /// The fetcher of kustomizations' remote bases and files, sharing the sources' cache and
-    /// mode; `None` when no cache directory can be found (then they are refused).
-    pub fn remote(&self) -> Option<std::sync::Arc<dyn plumb_kustomize::Remote>> {
-        let SourceFetcher { cache, mode } = self.fetcher()?;
-        Some(std::sync::Arc::new(super::remote::KustomizeRemote {
-            cache,
-            mode,
-        }))
-    }
 }
 
 /// Fetches GitRepositories and OCIRepositories through plumb-source; other kinds are not
@@ -86,6 +76,18 @@ pub struct SourceFetcher {
     mode: Mode,
     mirrors: Mirrors,
     progress: super::progress::FetchProgress,
+}
+
+impl SourceFetcher {
+    /// The fetcher of kustomizations' remote bases and files, with the same cache, mode and
+    /// mirrors.
+    pub fn remote(&self) -> std::sync::Arc<dyn plumb_kustomize::Remote> {
+        std::sync::Arc::new(super::remote::KustomizeRemote {
+            cache: self.cache.clone(),
+            mode: self.mode,
+            mirrors: self.mirrors.clone(),
+        })
+    }
 }
 
 impl Fetcher for SourceFetcher {

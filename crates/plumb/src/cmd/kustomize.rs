@@ -51,6 +51,13 @@ pub fn run(cmd: KustomizeCommand) -> ExitCode {
             load_restrictor,
             fetch,
         } => {
+            let remote = match fetch.fetcher(&dir) {
+                Ok(fetcher) => fetcher.map(|f| f.remote()),
+                Err(message) => {
+                    crate::report::error(&message);
+                    return ExitCode::from(2);
+                }
+            };
             let options = BuildOptions {
                 reorder: match reorder {
                     None => Reorder::Unspecified,
@@ -61,7 +68,7 @@ pub fn run(cmd: KustomizeCommand) -> ExitCode {
                     RestrictorArg::LoadRestrictionsRootOnly => LoadRestrictor::RootOnly,
                     RestrictorArg::LoadRestrictionsNone => LoadRestrictor::None,
                 },
-                remote: fetch.remote(),
+                remote,
                 ..BuildOptions::default()
             };
             match plumb_kustomize::build_yaml(&dir, &options) {
