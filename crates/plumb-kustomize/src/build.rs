@@ -573,7 +573,10 @@ impl Builder {
             Ok(None) => return Ok(false),
             // Both readings failed: say why each did, as kustomize does.
             Err(KustomizeError::RemoteFetch { message, .. }) if file_error.is_some() => {
-                let file = file_error.map(|e| e.to_string()).unwrap_or_default();
+                let file = match file_error {
+                    Some(KustomizeError::RemoteFetch { message, .. }) => message,
+                    other => other.map(|e| e.to_string()).unwrap_or_default(),
+                };
                 return Err(fetch_error(format!(
                     "{file}; read as a git repository: {message}"
                 )));
