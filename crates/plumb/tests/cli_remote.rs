@@ -231,3 +231,35 @@ fn an_uncached_github_base_offline_is_reported_with_its_url() {
     assert!(err.contains("not in the cache"), "{err}");
     assert!(err.contains("kustomization.yaml:2"), "{err}");
 }
+
+#[test]
+fn a_file_two_kustomizations_list_is_fetched_once_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&[("/service.yaml", SERVICE)]);
+    let repo = tmp.path().join("repo");
+    let mut sync = String::new();
+    for name in ["a", "b"] {
+        sync.push_str(&format!("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: ./{name}\n  targetNamespace: {name}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"));
+        write(
+            &repo,
+            &format!("{name}/kustomization.yaml"),
+            &format!("resources:\n- {}\n", server.url("/service.yaml")),
+        );
+    }
+    write(&repo, "clusters/dev/apps.yaml", &sync);
+    let cache = tmp.path().join("cache");
+    let (code, out, err) = plumb(
+        &[
+            "build",
+            "-o",
+            "names",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+        ],
+        &repo,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Service/a/web"), "{out}");
+    assert!(out.contains("Service/b/web"), "{out}");
+    assert_eq!(server.requests(), 1, "one GET for both Kustomizations");
+}

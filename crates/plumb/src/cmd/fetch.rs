@@ -82,11 +82,11 @@ impl SourceFetcher {
     /// The fetcher of kustomizations' remote bases and files, with the same cache, mode and
     /// mirrors.
     pub fn remote(&self) -> std::sync::Arc<dyn plumb_kustomize::Remote> {
-        std::sync::Arc::new(super::remote::KustomizeRemote {
-            cache: self.cache.clone(),
-            mode: self.mode,
-            mirrors: self.mirrors.clone(),
-        })
+        std::sync::Arc::new(super::remote::KustomizeRemote::new(
+            self.cache.clone(),
+            self.mode,
+            self.mirrors.clone(),
+        ))
     }
 }
 

@@ -2,19 +2,54 @@
 //! `graph`: plumb-source's URL rules and fetches, offered to the kustomize engine through its
 //! [`Remote`] hook, with `--offline`, `--cache-dir` and the `mirrors:` applied.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
 use plumb_kustomize::{Remote, RemoteKind, RemoteTree};
 use plumb_source::remote::{is_http_url, RepoSpec};
 use plumb_source::{Cache, FetchError, Mirrors, Mode};
 
-/// Fetches remote bases and `http(s)` files into the cache (only from it, offline).
+/// Fetches remote bases and `http(s)` files into the cache (only from it, offline), each entry
+/// once per run: every Kustomization that lists it sees the same revision, and a tag is not
+/// resolved against the server again for each of them.
 #[derive(Debug)]
 pub struct KustomizeRemote {
-    pub cache: Cache,
-    pub mode: Mode,
-    pub mirrors: Mirrors,
+    cache: Cache,
+    mode: Mode,
+    mirrors: Mirrors,
+    trees: Once<PathBuf>,
+    files: Once<String>,
+}
+
+/// One result per key, computed by the first caller while others wait for it.
+type Once<T> = Mutex<HashMap<String, Arc<OnceLock<Result<T, String>>>>>;
+
+fn once<T: Clone>(
+    map: &Once<T>,
+    key: &str,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let cell = map
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key.to_owned())
+        .or_default()
+        .clone();
+    cell.get_or_init(f).clone()
 }
 
 impl KustomizeRemote {
+    pub fn new(cache: Cache, mode: Mode, mirrors: Mirrors) -> KustomizeRemote {
+        KustomizeRemote {
+            cache,
+            mode,
+            mirrors,
+            trees: Mutex::default(),
+            files: Mutex::default(),
+        }
+    }
+
     /// `url` and its mirror, when a rule rewrites it.
     fn mirrored(&self, url: &str) -> (String, Option<String>) {
         match self.mirrors.rewrite(url) {
@@ -46,18 +81,31 @@ impl Remote for KustomizeRemote {
 
     fn directory(&self, entry: &str) -> Result<RemoteTree, String> {
         let spec = RepoSpec::parse(entry).map_err(|e| e.to_string())?;
-        let (url, mirror) = self.mirrored(&spec.clone_url());
-        let tree = self
-            .cache
-            .fetch_repo_spec_from(&spec, &url, self.mode)
-            .map_err(|e| message(e, mirror))?;
+        // Keyed by repository and ref: two directories of one checkout share its fetch.
+        let key = format!("{}\0{}", spec.clone_url(), spec.reference);
+        let root = once(&self.trees, &key, || self.fetch_repository(&spec))?;
         Ok(RemoteTree {
-            root: tree.root,
-            dir: tree.dir,
+            dir: root.join(&spec.kust_root_path),
+            root,
         })
     }
 
     fn file(&self, url: &str) -> Result<String, String> {
+        once(&self.files, url, || self.fetch_file(url))
+    }
+}
+
+impl KustomizeRemote {
+    /// The tree of the spec's repository at its ref.
+    fn fetch_repository(&self, spec: &RepoSpec) -> Result<PathBuf, String> {
+        let (url, mirror) = self.mirrored(&spec.clone_url());
+        self.cache
+            .fetch_repo_spec_from(spec, &url, self.mode)
+            .map(|tree| tree.root)
+            .map_err(|e| message(e, mirror))
+    }
+
+    fn fetch_file(&self, url: &str) -> Result<String, String> {
         let (url, mirror) = self.mirrored(url);
         self.cache
             .fetch_file(&url, self.mode)
