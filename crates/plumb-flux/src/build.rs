@@ -18,6 +18,7 @@ use crate::postbuild::{self, ObjectLookup};
 use crate::runtime::RuntimeSecret;
 use crate::source::{self, Inference, Resolution, Sources};
 use crate::sync::{self, Discovery};
+use crate::trees::FileSystems;
 use crate::varsub::Mode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -37,6 +38,8 @@ pub struct Options {
     pub age_keys: Option<std::sync::Arc<crate::sops::AgeKeys>>,
     /// Fetches sources that are not in the checkout; without one they are not built.
     pub fetcher: Option<std::sync::Arc<dyn crate::fetch::Fetcher>>,
+    /// Fetches kustomizations' remote bases and files; without one they are not built.
+    pub remote: Option<std::sync::Arc<dyn plumb_kustomize::Remote>>,
 }
 
 /// One Flux Kustomization and what it builds.
@@ -219,7 +222,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         discovery: &discovery,
         checkout: sync::checkout(&root),
         fetched: Default::default(),
-        file_systems: FileSystems::default(),
+        file_systems: FileSystems::new(options.remote.clone()),
     };
     let builds = entries
         .par_iter()
@@ -263,27 +266,6 @@ struct Cluster<'a> {
     fetched: crate::fetch::FetchOnce,
     /// One file system per source tree, shared by every entry.
     file_systems: FileSystems,
-}
-
-/// The file system of each source tree a build reads, made once: each remembers the
-/// directories it resolved, which every Kustomization of the tree then shares.
-#[derive(Default)]
-struct FileSystems(std::sync::Mutex<HashMap<PathBuf, plumb_kustomize::FileSystem>>);
-
-impl FileSystems {
-    fn confined(&self, root: &Path) -> Result<plumb_kustomize::FileSystem, Diagnostic> {
-        let mut map = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(fs) = map.get(root) {
-            return Ok(fs.clone());
-        }
-        let fs = plumb_kustomize::FileSystem::confined(root)
-            .map_err(|e| diagnostic::from_kustomize(&e))?;
-        map.insert(root.to_path_buf(), fs.clone());
-        Ok(fs)
-    }
 }
 
 /// A Kustomization waiting to be built.
@@ -1258,11 +1240,7 @@ fn build_dir(
         });
     }
     let k = generate::kustomization_for(&fs, dir, ks)?;
-    let options = plumb_kustomize::BuildOptions {
-        load_restrictor: plumb_kustomize::LoadRestrictor::None,
-        fs,
-        ..Default::default()
-    };
+    let options = file_systems.build_options(fs);
     let list = plumb_kustomize::build_kustomization(&k, &options)
         .map_err(|e| diagnostic::from_kustomize(&e).in_file(&k.path))?;
     list.resources

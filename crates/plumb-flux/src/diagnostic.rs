@@ -258,11 +258,30 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
             }
             K::Io { path, .. } => return d.in_file(path),
             K::Remote { what, url } => {
-                return Diagnostic {
+                let d = Diagnostic {
                     code: Code::SourceUnavailable,
                     message: format!("remote {what} {url} is not fetched"),
                     ..d
-                }
+                };
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d,
+                };
+            }
+            K::RemoteFetch { .. } => {
+                // What is not built is reported by this message alone: it says where the entry is.
+                let at = entry_at
+                    .map(|(file, line)| format!(" (listed at {}:{line})", file.display()))
+                    .unwrap_or_default();
+                let d = Diagnostic {
+                    code: Code::SourceUnavailable,
+                    message: format!("{cur}{at}"),
+                    ..d
+                };
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d,
+                };
             }
             K::MissingKustomization(p) | K::Cycle(p) | K::MultipleKustomizations(p) => {
                 return d.in_file(p)

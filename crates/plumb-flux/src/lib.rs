@@ -31,5 +31,6 @@ pub mod runtime;
 pub mod sops;
 pub mod source;
 pub mod sync;
+mod trees;
 pub mod varsub;
 pub mod yaml_json;

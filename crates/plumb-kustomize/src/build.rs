@@ -7,6 +7,7 @@ use crate::error::KustomizeError;
 use crate::fs::FileSystem;
 use crate::kustomization::Kustomization;
 use crate::loader::{self, LoadRestrictor};
+use crate::remote::{RemoteKind, RemoteTree};
 use crate::resource::{ResId, Resource};
 use crate::transform;
 use plumb_yaml::{Node, NodeKind};
@@ -33,6 +34,8 @@ pub struct BuildOptions {
     pub managed_by_label: bool,
     /// Where files are read from: anywhere for `kustomize build`, a source's tree for Flux.
     pub fs: FileSystem,
+    /// Fetches remote entries; without one they are refused.
+    pub remote: Option<Arc<dyn crate::remote::Remote>>,
 }
 
 /// The result of a build: resources in output order.
@@ -360,7 +363,15 @@ impl Builder {
         entry: &str,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
-        let path = local_entry(root, entry, "component")?;
+        if let Some(tree) = self.remote_tree(entry, "component")? {
+            return self.in_remote_tree(&tree, |builder| {
+                let k = builder.load_level(&tree.dir, true)?;
+                let result = builder.accumulate_target(&k, list);
+                builder.stack.pop();
+                result
+            });
+        }
+        let path = self.local_entry(root, entry, "component")?;
         self.ctx.options.fs.resolve(&path)?;
         if !self.ctx.options.fs.is_dir(&path) {
             return Err(KustomizeError::Other(format!(
@@ -498,13 +509,143 @@ impl Builder {
         Ok(())
     }
 
+    /// The local path a `resources:` or `components:` entry names. Without a [`Remote`]
+    /// (crate::remote::Remote), entries that look remote are refused; with one, what it does
+    /// not take for remote is local, as in kustomize.
+    fn local_entry(&self, root: &Path, entry: &str, what: &str) -> Result<PathBuf, KustomizeError> {
+        if self.ctx.options.remote.is_none() && loader::is_remote(entry) {
+            return Err(KustomizeError::Remote {
+                what: what.to_string(),
+                url: entry.to_string(),
+            });
+        }
+        Ok(loader::clean(&root.join(entry)))
+    }
+
+    /// A remote resource entry, read as kustomize reads it: an `http(s)` URL as a file first,
+    /// then as a repository; a repository spec that names a local file is that file. `false`
+    /// when the entry is local.
+    fn accumulate_remote(
+        &mut self,
+        root: &Path,
+        entry: &str,
+        list: &mut ResourceList,
+    ) -> Result<bool, KustomizeError> {
+        let Some(remote) = self.ctx.options.remote.clone() else {
+            return Ok(false);
+        };
+        let fetch_error = |message: String| KustomizeError::RemoteFetch {
+            what: "resource".into(),
+            url: entry.to_string(),
+            message,
+        };
+        let file_error = match remote.classify(entry) {
+            RemoteKind::Local => return Ok(false),
+            RemoteKind::Repository => {
+                if self
+                    .ctx
+                    .options
+                    .fs
+                    .is_file(&loader::clean(&root.join(entry)))
+                {
+                    return Ok(false);
+                }
+                None
+            }
+            RemoteKind::Http { repository } => {
+                let read = remote.file(entry).map_err(fetch_error).and_then(|text| {
+                    parse_resources(Path::new(entry), &text, PathBuf::from(entry))
+                });
+                match read {
+                    Ok(resources) => {
+                        for r in resources {
+                            list.append(r)?;
+                        }
+                        return Ok(true);
+                    }
+                    Err(e) if !repository => return Err(e),
+                    Err(e) => Some(e),
+                }
+            }
+        };
+        let tree = match self.remote_tree(entry, "resource") {
+            Ok(Some(tree)) => tree,
+            Ok(None) => return Ok(false),
+            // Both readings failed: say why each did, as kustomize does.
+            Err(KustomizeError::RemoteFetch { message, .. }) if file_error.is_some() => {
+                let file = match file_error {
+                    Some(KustomizeError::RemoteFetch { message, .. }) => message,
+                    other => other.map(|e| e.to_string()).unwrap_or_default(),
+                };
+                return Err(fetch_error(format!(
+                    "{file}; read as a git repository: {message}"
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        let (built, _) = self.in_remote_tree(&tree, |builder| builder.build_dir(&tree.dir))?;
+        for r in built.resources {
+            list.append(r)?;
+        }
+        Ok(true)
+    }
+
+    /// The fetched tree of a repository entry (an `http(s)` one included), `None` when the
+    /// entry is no repository or no [`crate::remote::Remote`] is set.
+    fn remote_tree(&self, entry: &str, what: &str) -> Result<Option<RemoteTree>, KustomizeError> {
+        let Some(remote) = &self.ctx.options.remote else {
+            return Ok(None);
+        };
+        match remote.classify(entry) {
+            RemoteKind::Repository | RemoteKind::Http { repository: true } => {}
+            RemoteKind::Local | RemoteKind::Http { repository: false } => return Ok(None),
+        }
+        let tree = remote
+            .directory(entry)
+            .map_err(|message| KustomizeError::RemoteFetch {
+                what: what.to_string(),
+                url: entry.to_string(),
+                message,
+            })?;
+        Ok(Some(tree))
+    }
+
+    /// Runs `f` with the file system confined to a fetched tree, whose kustomization directory
+    /// must be a directory inside it; kustomize never lets a clone read outside itself.
+    fn in_remote_tree<T>(
+        &mut self,
+        tree: &RemoteTree,
+        f: impl FnOnce(&mut Self) -> Result<T, KustomizeError>,
+    ) -> Result<T, KustomizeError> {
+        let fs = FileSystem::confined(&tree.root)?;
+        fs.resolve(&tree.dir)?;
+        if fs.is_file(&tree.dir) {
+            return Err(KustomizeError::Other(format!(
+                "'{}' refers to a file; expecting a directory",
+                tree.dir.display()
+            )));
+        }
+        let saved_fs = std::mem::replace(&mut self.ctx.options.fs, fs);
+        let saved_restrictor = std::mem::replace(
+            &mut self.ctx.options.load_restrictor,
+            LoadRestrictor::RootOnly,
+        );
+        let result = f(self);
+        self.ctx.options.fs = saved_fs;
+        self.ctx.options.load_restrictor = saved_restrictor;
+        result
+    }
+
     fn accumulate(
         &mut self,
         root: &Path,
         entry: &str,
         list: &mut ResourceList,
     ) -> Result<(), KustomizeError> {
-        let path = local_entry(root, entry, "resource")?;
+        if self.accumulate_remote(root, entry, list)? {
+            return Ok(());
+        }
+        let path = self.local_entry(root, entry, "resource")?;
         let fs = &self.ctx.options.fs;
         fs.resolve(&path)?;
         if fs.is_dir(&path) {
@@ -547,26 +688,24 @@ fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
         .map(|s| (s.file.path().to_path_buf(), s.location().line))
 }
 
-/// The local path a `resources:` or `components:` entry names; remote ones are refused.
-fn local_entry(root: &Path, entry: &str, what: &str) -> Result<PathBuf, KustomizeError> {
-    if loader::is_remote(entry) {
-        return Err(KustomizeError::Remote {
-            what: what.to_string(),
-            url: entry.to_string(),
-        });
-    }
-    Ok(loader::clean(&root.join(entry)))
-}
-
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
 pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, KustomizeError> {
     let text = fs.read_text(path)?;
-    let docs = plumb_yaml::parse_documents(path, &text)?;
+    parse_resources(path, &text, fs.absolute(path))
+}
+
+/// The resources of YAML text read from `path` (a file, or a URL as a path).
+fn parse_resources(
+    path: &Path,
+    text: &str,
+    origin: PathBuf,
+) -> Result<Vec<Resource>, KustomizeError> {
+    let docs = plumb_yaml::parse_documents(path, text)?;
     let mut out = Vec::new();
     for doc in docs {
         push_resource(doc, path, &mut out)?;
     }
-    let origin = crate::resource::Origin::File(fs.absolute(path));
+    let origin = crate::resource::Origin::File(origin);
     for r in &mut out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
         plumb_yaml::to_json(&r.node)?;

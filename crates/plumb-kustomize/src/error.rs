@@ -63,6 +63,14 @@ pub enum KustomizeError {
     /// this build does not fetch.
     #[error("remote {what} {url:?}: plumb builds offline; vendor it into the repository")]
     Remote { what: String, url: String },
+    /// A remote resource, base or component that could not be fetched or read; `message` names
+    /// the URL fetched and why.
+    #[error("remote {what} {url}: {message}")]
+    RemoteFetch {
+        what: String,
+        url: String,
+        message: String,
+    },
     /// Any other error, with kustomize's wording.
     #[error("{0}")]
     Other(String),

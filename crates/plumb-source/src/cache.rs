@@ -393,7 +393,7 @@ fn is_transient(message: &str) -> bool {
     !permanent.iter().any(|p| m.contains(p))
 }
 
-fn sha256_hex(text: &str) -> String {
+pub(crate) fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

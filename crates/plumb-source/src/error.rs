@@ -56,6 +56,33 @@ pub enum FetchError {
         reference: String,
         message: String,
     },
+    /// A git command of a remote kustomize base ran longer than its `?timeout=`.
+    #[error("git repository {url} (ref {reference}): gave up after {}s (the entry's timeout; kustomize's default is 27s, `?timeout=` raises it)", after.as_secs())]
+    Timeout {
+        url: String,
+        reference: String,
+        after: std::time::Duration,
+    },
+    /// A file fetched over HTTP (a kustomization's `resources:` URL) answered with an error status.
+    #[error("GET {url}: status code {status}")]
+    HttpStatus { url: String, status: u16 },
+    /// A file could not be fetched over HTTP (connection, TLS, timeout, a body that is not text).
+    #[error("GET {url}: {message}")]
+    Http { url: String, message: String },
+    /// A file fetched over HTTP is larger than plumb reads.
+    #[error("GET {url}: larger than {limit} bytes, the most plumb reads from one file")]
+    HttpTooLarge { url: String, limit: u64 },
+    /// Offline mode was asked for and the cache holds no copy of this file.
+    #[error("{url} is not in the cache at {} and offline mode forbids fetching it", cache.display())]
+    FileNotCached { url: String, cache: PathBuf },
+    /// The cache directory cannot be written, needed for a file fetched over HTTP.
+    #[error("cache directory {} is not writable, needed for {url}: {source}", dir.display())]
+    FileCacheNotWritable {
+        url: String,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A failure of [`Cache::fetch_oci`](crate::Cache::fetch_oci), always naming the OCIRepository

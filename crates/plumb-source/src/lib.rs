@@ -5,7 +5,8 @@
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
 //! selection, safe extraction) and Bucket (the S3 API: prefix, ignore rules, the controller's
 //! revision of keys and ETags), in a content-addressed cache that concurrent runs share, with an
-//! offline mode that uses only the cache.
+//! offline mode that uses only the cache. It also fetches what a kustomization's remote
+//! entries name ([`remote`]): git repository specs and `http(s)` files.
 //!
 //! ```no_run
 //! use plumb_source::{Cache, GitRef, GitSource, Mode};
@@ -53,6 +54,7 @@ mod bucket;
 mod cache;
 mod docker_config;
 mod error;
+mod fetch_remote;
 mod git;
 mod ignore;
 mod manage;
@@ -60,12 +62,14 @@ mod mirror;
 mod oci;
 mod reference;
 mod registry;
+pub mod remote;
 mod semver_range;
 mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
+pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};
 pub use oci::{LayerOperation, LayerSelector, OciArtifact, OciRef, OciSource};

@@ -263,7 +263,11 @@ fn malformed_kustomizations_fail_with_kustomize_meaning() {
         (
             "remote resource",
             &[("kustomization.yaml", "resources:\n- https://github.com/org/repo//base?ref=v1\n")],
-            &["remote resource", "plumb builds offline"],
+            &[
+                "remote resource https://github.com/org/repo//base?ref=v1",
+                "is not in the cache",
+                "offline mode forbids fetching it",
+            ],
         ),
     ];
     for (name, files, expected) in cases {
@@ -271,8 +275,10 @@ fn malformed_kustomizations_fail_with_kustomize_meaning() {
         for (path, text) in *files {
             write(tmp.path(), path, text);
         }
+        // Offline on an empty cache: a remote entry is not fetched, and nothing reaches the network.
         let out = plumb()
-            .args(["kustomize", "build"])
+            .args(["kustomize", "build", "--offline", "--cache-dir"])
+            .arg(tmp.path().join("cache"))
             .arg(tmp.path())
             .output()
             .unwrap();

@@ -63,12 +63,14 @@ pub fn build(
             return Err(ExitCode::from(2));
         }
     };
+    let remote = fetcher.as_ref().map(super::fetch::SourceFetcher::remote);
     let options = Options {
         entries,
         mode,
         age_keys,
         fetcher: fetcher
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
+        remote,
     };
     build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());

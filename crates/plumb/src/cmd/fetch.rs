@@ -78,6 +78,18 @@ pub struct SourceFetcher {
     progress: super::progress::FetchProgress,
 }
 
+impl SourceFetcher {
+    /// The fetcher of kustomizations' remote bases and files, with the same cache, mode and
+    /// mirrors.
+    pub fn remote(&self) -> std::sync::Arc<dyn plumb_kustomize::Remote> {
+        std::sync::Arc::new(super::remote::KustomizeRemote::new(
+            self.cache.clone(),
+            self.mode,
+            self.mirrors.clone(),
+        ))
+    }
+}
+
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
         self.fetch_with(source, None)

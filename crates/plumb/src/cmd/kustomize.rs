@@ -21,6 +21,10 @@ pub enum KustomizeCommand {
         /// Whether files outside a kustomization's directory may be read.
         #[arg(long, value_enum, default_value_t = RestrictorArg::LoadRestrictionsRootOnly)]
         load_restrictor: RestrictorArg,
+        /// Remote bases and files (`github.com/org/repo//dir?ref=v1`, `https://…/file.yaml`)
+        /// are fetched into plumb's cache, or only read from it with `--offline`.
+        #[command(flatten)]
+        fetch: super::fetch::FetchArgs,
     },
 }
 
@@ -45,7 +49,15 @@ pub fn run(cmd: KustomizeCommand) -> ExitCode {
             dir,
             reorder,
             load_restrictor,
+            fetch,
         } => {
+            let remote = match fetch.fetcher(&dir) {
+                Ok(fetcher) => fetcher.map(|f| f.remote()),
+                Err(message) => {
+                    crate::report::error(&message);
+                    return ExitCode::from(2);
+                }
+            };
             let options = BuildOptions {
                 reorder: match reorder {
                     None => Reorder::Unspecified,
@@ -56,6 +68,7 @@ pub fn run(cmd: KustomizeCommand) -> ExitCode {
                     RestrictorArg::LoadRestrictionsRootOnly => LoadRestrictor::RootOnly,
                     RestrictorArg::LoadRestrictionsNone => LoadRestrictor::None,
                 },
+                remote,
                 ..BuildOptions::default()
             };
             match plumb_kustomize::build_yaml(&dir, &options) {
@@ -71,10 +84,27 @@ pub fn run(cmd: KustomizeCommand) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    crate::report::error(&e.to_string());
+                    crate::report::error(&with_entry_position(&e));
                     ExitCode::from(2)
                 }
             }
         }
+    }
+}
+
+/// The error, followed by where the innermost `resources:` entry that led to it is written.
+fn with_entry_position(err: &plumb_kustomize::KustomizeError) -> String {
+    let mut at = None;
+    let mut cur = err;
+    while let plumb_kustomize::KustomizeError::Accumulating {
+        source, at: here, ..
+    } = cur
+    {
+        at = here.as_ref().or(at);
+        cur = source;
+    }
+    match at {
+        Some((file, line)) => format!("{err}\n  --> {}:{line}", file.display()),
+        None => err.to_string(),
     }
 }

@@ -8,4 +8,5 @@ pub mod fetch;
 pub mod graph;
 pub mod kustomize;
 pub mod progress;
+pub mod remote;
 pub mod state;

@@ -1,0 +1,52 @@
+//! What a build reads source trees through: one confined file system per tree, shared by
+//! every Kustomization built from it, and the fetcher of remote kustomize entries (remote
+//! bases and `http(s)` files), which the caller provides so that no network client is linked
+//! into this crate.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::diagnostic::{self, Diagnostic};
+
+/// The file system of each source tree a build reads, made once: each remembers the
+/// directories it resolved, which every Kustomization of the tree then shares.
+#[derive(Default)]
+pub(crate) struct FileSystems {
+    trees: Mutex<HashMap<PathBuf, plumb_kustomize::FileSystem>>,
+    remote: Option<Arc<dyn plumb_kustomize::Remote>>,
+}
+
+impl FileSystems {
+    pub(crate) fn new(remote: Option<Arc<dyn plumb_kustomize::Remote>>) -> FileSystems {
+        FileSystems {
+            trees: Mutex::default(),
+            remote,
+        }
+    }
+
+    pub(crate) fn confined(&self, root: &Path) -> Result<plumb_kustomize::FileSystem, Diagnostic> {
+        let mut map = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(fs) = map.get(root) {
+            return Ok(fs.clone());
+        }
+        let fs = plumb_kustomize::FileSystem::confined(root)
+            .map_err(|e| diagnostic::from_kustomize(&e))?;
+        map.insert(root.to_path_buf(), fs.clone());
+        Ok(fs)
+    }
+
+    /// The kustomize options of a build inside `fs`, as kustomize-controller builds: no load
+    /// restrictor (the file system confines), remote entries fetched when a fetcher is set.
+    pub(crate) fn build_options(
+        &self,
+        fs: plumb_kustomize::FileSystem,
+    ) -> plumb_kustomize::BuildOptions {
+        plumb_kustomize::BuildOptions {
+            load_restrictor: plumb_kustomize::LoadRestrictor::None,
+            fs,
+            remote: self.remote.clone(),
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Remote entries of a kustomization (`resources:`, `bases:`, `components:`): git repository
+//! specs and `http(s)` files, fetched by a [`Remote`] the caller provides, so that this crate
+//! stays free of network clients.
+//!
+//! Without one, remote entries are refused ([`crate::KustomizeError::Remote`]). With one, a
+//! repository is built as a kustomization inside its own confined file system rooted at the
+//! fetched tree (as kustomize builds a clone: nothing outside it is read, whatever the load
+//! restrictor of the build), and a file's text is read as resources.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What an entry names, by kustomize's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// A local path (kustomize's git URL parser refuses it).
+    Local,
+    /// A git repository spec (`github.com/org/repo//dir?ref=v1`, `git@host:org/repo.git`, ...).
+    Repository,
+    /// An `http(s)` URL, which kustomize fetches as a file first; `repository` says whether it
+    /// is also a git repository spec, tried when it does not read as a file.
+    Http { repository: bool },
+}
+
+/// A repository fetched for a remote base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTree {
+    /// The repository's tree: the root of the file system the base is built in.
+    pub root: PathBuf,
+    /// The kustomization's directory in it.
+    pub dir: PathBuf,
+}
+
+/// Fetches what remote entries name. Errors are messages that name the URL fetched and why it
+/// failed (unreachable, no such ref, not in the cache offline).
+pub trait Remote: Send + Sync + std::panic::RefUnwindSafe + fmt::Debug {
+    /// What `entry` names.
+    fn classify(&self, entry: &str) -> RemoteKind;
+    /// The tree of a repository entry ([`RemoteKind::Repository`] or an `http(s)` one).
+    fn directory(&self, entry: &str) -> Result<RemoteTree, String>;
+    /// The text of an `http(s)` file entry.
+    fn file(&self, url: &str) -> Result<String, String>;
+}

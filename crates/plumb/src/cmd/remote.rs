@@ -1,0 +1,114 @@
+//! Remote kustomize entries for the builds of `plumb kustomize build`, `build`, `check` and
+//! `graph`: plumb-source's URL rules and fetches, offered to the kustomize engine through its
+//! [`Remote`] hook, with `--offline`, `--cache-dir` and the `mirrors:` applied.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use plumb_kustomize::{Remote, RemoteKind, RemoteTree};
+use plumb_source::remote::{is_http_url, RepoSpec};
+use plumb_source::{Cache, FetchError, Mirrors, Mode};
+
+/// Fetches remote bases and `http(s)` files into the cache (only from it, offline), each entry
+/// once per run: every Kustomization that lists it sees the same revision, and a tag is not
+/// resolved against the server again for each of them.
+#[derive(Debug)]
+pub struct KustomizeRemote {
+    cache: Cache,
+    mode: Mode,
+    mirrors: Mirrors,
+    trees: Once<PathBuf>,
+    files: Once<String>,
+}
+
+/// One result per key, computed by the first caller while others wait for it.
+type Once<T> = Mutex<HashMap<String, Arc<OnceLock<Result<T, String>>>>>;
+
+fn once<T: Clone>(
+    map: &Once<T>,
+    key: &str,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let cell = map
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key.to_owned())
+        .or_default()
+        .clone();
+    cell.get_or_init(f).clone()
+}
+
+impl KustomizeRemote {
+    pub fn new(cache: Cache, mode: Mode, mirrors: Mirrors) -> KustomizeRemote {
+        KustomizeRemote {
+            cache,
+            mode,
+            mirrors,
+            trees: Mutex::default(),
+            files: Mutex::default(),
+        }
+    }
+
+    /// `url` and its mirror, when a rule rewrites it.
+    fn mirrored(&self, url: &str) -> (String, Option<String>) {
+        match self.mirrors.rewrite(url) {
+            Some(m) => (m.clone(), Some(m)),
+            None => (url.to_owned(), None),
+        }
+    }
+}
+
+/// The error, saying which mirror was asked when one was.
+fn message(e: FetchError, mirror: Option<String>) -> String {
+    match mirror {
+        Some(m) => format!("fetched from mirror {m}: {e}"),
+        None => e.to_string(),
+    }
+}
+
+impl Remote for KustomizeRemote {
+    fn classify(&self, entry: &str) -> RemoteKind {
+        let repository = RepoSpec::parse(entry).is_ok();
+        if is_http_url(entry) {
+            RemoteKind::Http { repository }
+        } else if repository {
+            RemoteKind::Repository
+        } else {
+            RemoteKind::Local
+        }
+    }
+
+    fn directory(&self, entry: &str) -> Result<RemoteTree, String> {
+        let spec = RepoSpec::parse(entry).map_err(|e| e.to_string())?;
+        // Keyed by repository and ref: two directories of one checkout share its fetch.
+        let key = format!("{}\0{}", spec.clone_url(), spec.reference);
+        let root = once(&self.trees, &key, || self.fetch_repository(&spec))?;
+        Ok(RemoteTree {
+            dir: root.join(&spec.kust_root_path),
+            root,
+        })
+    }
+
+    fn file(&self, url: &str) -> Result<String, String> {
+        once(&self.files, url, || self.fetch_file(url))
+    }
+}
+
+impl KustomizeRemote {
+    /// The tree of the spec's repository at its ref.
+    fn fetch_repository(&self, spec: &RepoSpec) -> Result<PathBuf, String> {
+        let (url, mirror) = self.mirrored(&spec.clone_url());
+        self.cache
+            .fetch_repo_spec_from(spec, &url, self.mode)
+            .map(|tree| tree.root)
+            .map_err(|e| message(e, mirror))
+    }
+
+    fn fetch_file(&self, url: &str) -> Result<String, String> {
+        let (url, mirror) = self.mirrored(url);
+        self.cache
+            .fetch_file(&url, self.mode)
+            .map_err(|e| message(e, mirror))
+    }
+}
