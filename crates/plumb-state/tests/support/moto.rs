@@ -57,14 +57,35 @@ pub fn http_status(port: u16, method: &str, path: &str) -> std::io::Result<u16> 
         .ok_or_else(|| std::io::Error::other(format!("bad response: {text:.80}")))
 }
 
+/// moto's server with one change: requests are handled one at a time. moto checks a conditional
+/// write's precondition and then writes, without a lock, so under load two concurrent
+/// `If-Match` updates could both succeed; real S3 serialises them, and the probe's race test
+/// (16 writers) must measure plumb, not moto's threads. Connections stay concurrent (HTTP/1.1
+/// keep-alive), only the application is serialised.
+const SERIALISED_MOTO: &str = r#"
+import sys, threading
+from werkzeug.serving import run_simple
+from moto.server import DomainDispatcherApplication, create_backend_app
+from moto.moto_server.werkzeug_app import MotoRequestHandler
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialised(environ, start_response):
+    with lock:
+        return list(app(environ, start_response))
+run_simple("127.0.0.1", int(sys.argv[1]), serialised, threaded=True, request_handler=MotoRequestHandler)
+"#;
+
 impl Moto {
-    /// Starts moto and waits (at most 60 s) until it answers.
+    /// Starts moto (its Python beside `moto_server`, requests serialised) and waits (at most
+    /// 60 s) until it answers.
     pub fn start() -> Moto {
-        let program = moto_server_path();
+        let server = std::path::PathBuf::from(moto_server_path());
+        let program = server.with_file_name("python");
+        let program = program.display().to_string();
         for _ in 0..5 {
             let port = free_port();
             let child = Command::new(&program)
-                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .args(["-c", SERIALISED_MOTO, &port.to_string()])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
