@@ -1068,14 +1068,15 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     };
     let mut objects = match built {
         Ok(objects) => objects,
-        Err(d) if d.code == Code::SourceUnavailable => {
+        Err(d) if matches!(d.code, Code::SourceUnavailable | Code::RemoteUnavailable) => {
+            let unavailable = d.code == Code::RemoteUnavailable;
             return Built {
                 path: rel,
                 objects: Vec::new(),
                 diagnostics,
                 assumed: assumed.into_iter().collect(),
-                not_built: Some(d.message),
-                unavailable: None,
+                not_built: (!unavailable).then(|| d.message.clone()),
+                unavailable: unavailable.then_some(d.message),
             };
         }
         Err(d) => {

@@ -24,8 +24,15 @@ pub enum Code {
     /// The source is another repository or artifact, which this build does not fetch: what
     /// uses it is not built (not an error of the repository).
     SourceUnavailable,
-    /// The source exists but cannot become ready (its ArtifactGenerator fails).
+    /// The source exists but cannot become ready (its ArtifactGenerator fails, its ref does
+    /// not exist, its archive is corrupt).
     SourceNotReady,
+    /// A remote kustomize resource or base that could not be fetched here (unreachable, not
+    /// in the cache offline): what lists it is unavailable.
+    RemoteUnavailable,
+    /// A remote kustomize resource or base that names nothing (no such ref, a 404): what
+    /// lists it fails, as kustomize-controller would.
+    RemoteNotFound,
     /// `spec.path` is not a directory of the source.
     PathNotFound,
     /// A path that leads outside the source's tree (`..`, an absolute path, a symlink).
@@ -71,6 +78,8 @@ impl Code {
             Code::SourceNotFound => "source-not-found",
             Code::SourceUnavailable => "source-unavailable",
             Code::SourceNotReady => "source-not-ready",
+            Code::RemoteUnavailable => "remote-unavailable",
+            Code::RemoteNotFound => "remote-not-found",
             Code::PathNotFound => "path-not-found",
             Code::PathUnsubstituted => "path-unsubstituted",
             Code::OutsideSource => "outside-source",
@@ -268,13 +277,18 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
                     None => d,
                 };
             }
-            K::RemoteFetch { .. } => {
-                // What is not built is reported by this message alone: it says where the entry is.
+            K::RemoteFetch { broken, .. } => {
+                // An unavailable one is reported by this message alone: it says where the
+                // entry is.
                 let at = entry_at
                     .map(|(file, line)| format!(" (listed at {}:{line})", file.display()))
                     .unwrap_or_default();
                 let d = Diagnostic {
-                    code: Code::SourceUnavailable,
+                    code: if *broken {
+                        Code::RemoteNotFound
+                    } else {
+                        Code::RemoteUnavailable
+                    },
                     message: format!("{cur}{at}"),
                     ..d
                 };

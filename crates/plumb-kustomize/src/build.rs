@@ -534,10 +534,11 @@ impl Builder {
         let Some(remote) = self.ctx.options.remote.clone() else {
             return Ok(false);
         };
-        let fetch_error = |message: String| KustomizeError::RemoteFetch {
+        let fetch_error = |failure: crate::remote::RemoteFailure| KustomizeError::RemoteFetch {
             what: "resource".into(),
             url: entry.to_string(),
-            message,
+            message: failure.message,
+            broken: failure.broken,
         };
         let file_error = match remote.classify(entry) {
             RemoteKind::Local => return Ok(false),
@@ -572,14 +573,21 @@ impl Builder {
             Ok(Some(tree)) => tree,
             Ok(None) => return Ok(false),
             // Both readings failed: say why each did, as kustomize does.
-            Err(KustomizeError::RemoteFetch { message, .. }) if file_error.is_some() => {
-                let file = match file_error {
-                    Some(KustomizeError::RemoteFetch { message, .. }) => message,
-                    other => other.map(|e| e.to_string()).unwrap_or_default(),
+            Err(KustomizeError::RemoteFetch {
+                message, broken, ..
+            }) if file_error.is_some() => {
+                // Wrong when a server answered that one reading names nothing (a 404, a ref
+                // the repository lacks) and the other failed too.
+                let (file, file_broken) = match file_error {
+                    Some(KustomizeError::RemoteFetch {
+                        message, broken, ..
+                    }) => (message, broken),
+                    other => (other.map(|e| e.to_string()).unwrap_or_default(), false),
                 };
-                return Err(fetch_error(format!(
-                    "{file}; read as a git repository: {message}"
-                )));
+                return Err(fetch_error(crate::remote::RemoteFailure {
+                    message: format!("{file}; read as a git repository: {message}"),
+                    broken: broken || file_broken,
+                }));
             }
             Err(e) => return Err(e),
         };
@@ -602,10 +610,11 @@ impl Builder {
         }
         let tree = remote
             .directory(entry)
-            .map_err(|message| KustomizeError::RemoteFetch {
+            .map_err(|failure| KustomizeError::RemoteFetch {
                 what: what.to_string(),
                 url: entry.to_string(),
-                message,
+                message: failure.message,
+                broken: failure.broken,
             })?;
         Ok(Some(tree))
     }

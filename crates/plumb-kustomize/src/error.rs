@@ -64,12 +64,14 @@ pub enum KustomizeError {
     #[error("remote {what} {url:?}: plumb builds offline; vendor it into the repository")]
     Remote { what: String, url: String },
     /// A remote resource, base or component that could not be fetched or read; `message` names
-    /// the URL fetched and why.
+    /// the URL fetched and why; `broken` when the entry itself is wrong (no such ref, a 404),
+    /// not the fetch impossible here.
     #[error("remote {what} {url}: {message}")]
     RemoteFetch {
         what: String,
         url: String,
         message: String,
+        broken: bool,
     },
     /// Any other error, with kustomize's wording.
     #[error("{0}")]

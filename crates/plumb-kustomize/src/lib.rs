@@ -34,5 +34,5 @@ pub use error::KustomizeError;
 pub use fs::FileSystem;
 pub use kustomization::Kustomization;
 pub use loader::LoadRestrictor;
-pub use remote::{Remote, RemoteKind, RemoteTree};
+pub use remote::{Remote, RemoteFailure, RemoteKind, RemoteTree};
 pub use resource::{Gvk, ResId, Resource};

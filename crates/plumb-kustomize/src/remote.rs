@@ -31,13 +31,31 @@ pub struct RemoteTree {
     pub dir: PathBuf,
 }
 
-/// Fetches what remote entries name. Errors are messages that name the URL fetched and why it
-/// failed (unreachable, no such ref, not in the cache offline).
+/// Why a remote entry could not be had: a message that names the URL fetched and why, and
+/// whether the entry itself is wrong (no such ref, a 404) rather than the fetch impossible here
+/// (unreachable, not in the cache offline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteFailure {
+    pub message: String,
+    pub broken: bool,
+}
+
+impl From<String> for RemoteFailure {
+    /// A fetch that could not be done here.
+    fn from(message: String) -> RemoteFailure {
+        RemoteFailure {
+            message,
+            broken: false,
+        }
+    }
+}
+
+/// Fetches what remote entries name.
 pub trait Remote: Send + Sync + std::panic::RefUnwindSafe + fmt::Debug {
     /// What `entry` names.
     fn classify(&self, entry: &str) -> RemoteKind;
     /// The tree of a repository entry ([`RemoteKind::Repository`] or an `http(s)` one).
-    fn directory(&self, entry: &str) -> Result<RemoteTree, String>;
+    fn directory(&self, entry: &str) -> Result<RemoteTree, RemoteFailure>;
     /// The text of an `http(s)` file entry.
-    fn file(&self, url: &str) -> Result<String, String>;
+    fn file(&self, url: &str) -> Result<String, RemoteFailure>;
 }

@@ -31,7 +31,7 @@ impl Remote for LocalRemote {
         }
     }
 
-    fn directory(&self, entry: &str) -> Result<RemoteTree, String> {
+    fn directory(&self, entry: &str) -> Result<RemoteTree, plumb_kustomize::RemoteFailure> {
         self.trees
             .iter()
             .find(|(e, ..)| e == entry)
@@ -39,15 +39,18 @@ impl Remote for LocalRemote {
                 root: root.clone(),
                 dir: root.join(sub),
             })
-            .ok_or_else(|| format!("git repository for {entry} is not in the cache"))
+            .ok_or_else(|| format!("git repository for {entry} is not in the cache").into())
     }
 
-    fn file(&self, url: &str) -> Result<String, String> {
+    fn file(&self, url: &str) -> Result<String, plumb_kustomize::RemoteFailure> {
         self.files
             .iter()
             .find(|(u, _)| u == url)
             .map(|(_, text)| text.clone())
-            .ok_or_else(|| format!("GET {url}: status code 404"))
+            .ok_or_else(|| plumb_kustomize::RemoteFailure {
+                message: format!("GET {url}: status code 404"),
+                broken: true,
+            })
     }
 }
 

@@ -186,6 +186,11 @@ impl FetchError {
             FetchError::RefNotFound { .. }
                 | FetchError::InvalidRef { .. }
                 | FetchError::UnsafePath { .. }
+                | FetchError::HttpTooLarge { .. }
+                | FetchError::HttpStatus {
+                    status: 404 | 410,
+                    ..
+                }
         )
     }
 }

@@ -168,6 +168,38 @@ fn plumb_build_fetches_a_flux_kustomizations_remote_base() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("ConfigMap//base-settings"), "{out}");
     assert!(out.contains("Service//web"), "{out}");
+
+    // A ref the repository does not have, and a file the server does not have: the entries
+    // name nothing, so the Kustomization fails (kustomize-controller's would), at the line.
+    write(
+        &repo,
+        "apps/kustomization.yaml",
+        &format!(
+            "resources:\n- {}//deploy/base?ref=v9\n",
+            git.url("platform"),
+        ),
+    );
+    let (code, _, err) = plumb(
+        &["build", "-v", "--cache-dir", cache.to_str().unwrap()],
+        &repo,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("error: remote resource"), "{err}");
+    assert!(err.contains("\"v9\" not found"), "{err}");
+    assert!(err.contains("apps/kustomization.yaml:2"), "{err}");
+    assert!(err.contains("1 failed"), "{err}");
+    write(
+        &repo,
+        "apps/kustomization.yaml",
+        &format!("resources:\n- {}\n", server.url("/missing.yaml")),
+    );
+    let (code, _, err) = plumb(
+        &["build", "-v", "--cache-dir", cache.to_str().unwrap()],
+        &repo,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("404"), "{err}");
+    assert!(err.contains("1 failed"), "{err}");
 }
 
 #[test]
@@ -223,7 +255,9 @@ fn an_uncached_github_base_offline_is_reported_with_its_url() {
         &repo,
     );
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(code, Some(0), "{err}");
+    // Not fetched here, not wrong: unavailable, and the build is incomplete.
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("unavailable flux-system/apps (apps): remote resource github.com/example-org/platform//deploy/base?ref=v1"), "{err}");
     assert!(
         err.contains("https://github.com/example-org/platform"),
         "{err}"

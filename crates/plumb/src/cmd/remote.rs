@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use plumb_kustomize::{Remote, RemoteKind, RemoteTree};
+use plumb_kustomize::{Remote, RemoteFailure, RemoteKind, RemoteTree};
 use plumb_source::remote::{is_http_url, RepoSpec};
 use plumb_source::{Cache, FetchError, Mirrors, Mode};
 
@@ -23,13 +23,13 @@ pub struct KustomizeRemote {
 }
 
 /// One result per key, computed by the first caller while others wait for it.
-type Once<T> = Mutex<HashMap<String, Arc<OnceLock<Result<T, String>>>>>;
+type Once<T> = Mutex<HashMap<String, Arc<OnceLock<Result<T, RemoteFailure>>>>>;
 
 fn once<T: Clone>(
     map: &Once<T>,
     key: &str,
-    f: impl FnOnce() -> Result<T, String>,
-) -> Result<T, String> {
+    f: impl FnOnce() -> Result<T, RemoteFailure>,
+) -> Result<T, RemoteFailure> {
     let cell = map
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -59,11 +59,14 @@ impl KustomizeRemote {
     }
 }
 
-/// The error, saying which mirror was asked when one was.
-fn message(e: FetchError, mirror: Option<String>) -> String {
-    match mirror {
-        Some(m) => format!("fetched from mirror {m}: {e}"),
-        None => e.to_string(),
+/// The error, saying which mirror was asked when one was, and whether the entry is wrong.
+fn message(e: FetchError, mirror: Option<String>) -> RemoteFailure {
+    RemoteFailure {
+        broken: e.is_source_error(),
+        message: match mirror {
+            Some(m) => format!("fetched from mirror {m}: {e}"),
+            None => e.to_string(),
+        },
     }
 }
 
@@ -79,8 +82,11 @@ impl Remote for KustomizeRemote {
         }
     }
 
-    fn directory(&self, entry: &str) -> Result<RemoteTree, String> {
-        let spec = RepoSpec::parse(entry).map_err(|e| e.to_string())?;
+    fn directory(&self, entry: &str) -> Result<RemoteTree, RemoteFailure> {
+        let spec = RepoSpec::parse(entry).map_err(|e| RemoteFailure {
+            message: e.to_string(),
+            broken: true,
+        })?;
         // Keyed by repository and ref: two directories of one checkout share its fetch.
         let key = format!("{}\0{}", spec.clone_url(), spec.reference);
         let root = once(&self.trees, &key, || self.fetch_repository(&spec))?;
@@ -90,14 +96,14 @@ impl Remote for KustomizeRemote {
         })
     }
 
-    fn file(&self, url: &str) -> Result<String, String> {
+    fn file(&self, url: &str) -> Result<String, RemoteFailure> {
         once(&self.files, url, || self.fetch_file(url))
     }
 }
 
 impl KustomizeRemote {
     /// The tree of the spec's repository at its ref.
-    fn fetch_repository(&self, spec: &RepoSpec) -> Result<PathBuf, String> {
+    fn fetch_repository(&self, spec: &RepoSpec) -> Result<PathBuf, RemoteFailure> {
         let (url, mirror) = self.mirrored(&spec.clone_url());
         self.cache
             .fetch_repo_spec_from(spec, &url, self.mode)
@@ -105,7 +111,7 @@ impl KustomizeRemote {
             .map_err(|e| message(e, mirror))
     }
 
-    fn fetch_file(&self, url: &str) -> Result<String, String> {
+    fn fetch_file(&self, url: &str) -> Result<String, RemoteFailure> {
         let (url, mirror) = self.mirrored(url);
         self.cache
             .fetch_file(&url, self.mode)
