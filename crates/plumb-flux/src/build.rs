@@ -11,7 +11,7 @@
 
 use crate::config::Config;
 use crate::diagnostic::{self, Code, Diagnostic};
-use crate::fetch::Unfetched;
+use crate::fetch::SourceProblem;
 use crate::generate;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
@@ -291,6 +291,18 @@ struct Built {
 }
 
 impl Built {
+    /// Nothing built, for the reason given.
+    fn unbuilt(path: String, not_built: Option<String>, unavailable: Option<String>) -> Built {
+        Built {
+            path,
+            objects: Vec::new(),
+            diagnostics: Vec::new(),
+            assumed: Vec::new(),
+            not_built,
+            unavailable,
+        }
+    }
+
     fn failed(path: String, diagnostic: Diagnostic) -> Built {
         Built {
             path,
@@ -866,57 +878,34 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             return Built::failed(path, d);
         }
         Resolution::Unmapped { url } if ctx.fetcher.is_some() => {
-            let fetched = match (ctx.fetcher, ctx.sources.known.get(&ks.source_ref)) {
-                (Some(f), Some(source)) => {
-                    let secret = crate::fetch::source_secret(source, ctx.produced, ctx.keys);
-                    ctx.fetched.fetch(f, source, secret.as_ref())
-                }
-                _ => Err(Unfetched::Failed(format!(
-                    "source {} has no URL",
-                    ks.source_ref
-                ))),
-            };
-            let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
-            let why = match fetched {
-                Ok(tree) => (tree.dir.to_string_lossy().into_owned(), None),
-                Err(Unfetched::Broken(why)) => {
+            let source = ctx.sources.known.get(&ks.source_ref);
+            let secret =
+                source.and_then(|s| crate::fetch::source_secret(s, ctx.produced, ctx.keys));
+            let fetched = crate::fetch::fetch_for(
+                ctx.fetcher,
+                ctx.fetched,
+                &ks.source_ref,
+                source,
+                url.as_deref(),
+                secret.as_ref(),
+            );
+            let path = source::clean_relative(&raw_path);
+            match fetched {
+                Ok(dir) => (dir.to_string_lossy().into_owned(), None),
+                Err(SourceProblem::NotReady(why)) => {
                     return Built::failed(
-                        source::clean_relative(&raw_path),
-                        Diagnostic::error(
-                            Code::SourceNotReady,
-                            format!("source {}{url} is not ready: {why}", ks.source_ref),
-                        )
-                        .at(ks.object.node_at(&["spec", "sourceRef"])),
+                        path,
+                        Diagnostic::error(Code::SourceNotReady, why)
+                            .at(ks.object.node_at(&["spec", "sourceRef"])),
                     );
                 }
-                Err(why) => {
-                    let (not_built, unavailable) = match why {
-                        Unfetched::Unsupported(why) => (
-                            Some(format!(
-                                "source {}{url} is not fetched: {why}",
-                                ks.source_ref
-                            )),
-                            None,
-                        ),
-                        Unfetched::Failed(why) | Unfetched::Broken(why) => (
-                            None,
-                            Some(format!(
-                                "source {}{url} is unavailable: {why}",
-                                ks.source_ref
-                            )),
-                        ),
-                    };
-                    return Built {
-                        path: source::clean_relative(&raw_path),
-                        objects: Vec::new(),
-                        diagnostics: Vec::new(),
-                        assumed: Vec::new(),
-                        not_built,
-                        unavailable,
-                    };
+                Err(SourceProblem::NotFetched(why)) => {
+                    return Built::unbuilt(path, Some(why), None)
                 }
-            };
-            why
+                Err(SourceProblem::Unavailable(why)) => {
+                    return Built::unbuilt(path, None, Some(why))
+                }
+            }
         }
         Resolution::Unmapped { url } => {
             return Built {

@@ -112,3 +112,45 @@ impl FetchOnce {
             .clone()
     }
 }
+
+/// Why a Kustomization whose source is elsewhere gets no tree, each message naming the source
+/// and its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceProblem {
+    /// The source is wrong (source-controller would mark it not ready): the Kustomization
+    /// fails.
+    NotReady(String),
+    /// plumb does not fetch this (kind, transport): not built.
+    NotFetched(String),
+    /// The fetch cannot be done here: unavailable.
+    Unavailable(String),
+}
+
+/// The fetched tree of `source` (the object `source_ref` names, when the build has it), once
+/// per build however many Kustomizations ask.
+pub fn fetch_for(
+    fetcher: Option<&dyn Fetcher>,
+    once: &FetchOnce,
+    source_ref: &crate::model::ObjectRef,
+    source: Option<&Source>,
+    url: Option<&str>,
+    secret: Option<&SecretData>,
+) -> Result<PathBuf, SourceProblem> {
+    let fetched = match (fetcher, source) {
+        (Some(f), Some(source)) => once.fetch(f, source, secret),
+        _ => Err(Unfetched::Failed(format!("source {source_ref} has no URL"))),
+    };
+    let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
+    match fetched {
+        Ok(tree) => Ok(tree.dir),
+        Err(Unfetched::Broken(why)) => Err(SourceProblem::NotReady(format!(
+            "source {source_ref}{url} is not ready: {why}"
+        ))),
+        Err(Unfetched::Unsupported(why)) => Err(SourceProblem::NotFetched(format!(
+            "source {source_ref}{url} is not fetched: {why}"
+        ))),
+        Err(Unfetched::Failed(why)) => Err(SourceProblem::Unavailable(format!(
+            "source {source_ref}{url} is unavailable: {why}"
+        ))),
+    }
+}
