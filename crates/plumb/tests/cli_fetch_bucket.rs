@@ -189,3 +189,29 @@ fn a_secret_ref_signs_when_the_build_holds_the_secret_and_says_how_to_sign_other
     );
     assert!(stdout.contains("Secret/flux-system/minio"), "{stdout}");
 }
+
+#[test]
+fn a_mirror_rewrites_a_bucket_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let moto = Moto::start();
+    moto.create_bucket("platform");
+    put_object(
+        moto.port,
+        "platform",
+        "crds/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-the-mirror, namespace: default}\n",
+    );
+    flux_repo(&repo, "minio.example.invalid:9000");
+    fs::write(
+        repo.join(".plumb.yaml"),
+        format!(
+            "mirrors:\n- from: minio.example.invalid:9000\n  to: 127.0.0.1:{}\n",
+            moto.port
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ConfigMap/default/from-the-mirror"), "{out}");
+}

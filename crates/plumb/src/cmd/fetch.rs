@@ -225,7 +225,14 @@ impl SourceFetcher {
         source: &Source,
         secret: Option<&SecretData>,
     ) -> Result<Fetched, Unfetched> {
-        let bucket = BucketSource::from_spec(&source.spec);
+        let mut bucket = BucketSource::from_spec(&source.spec);
+        // A mirror of the endpoint (`minio.example.com:9000` → `127.0.0.1:9000`), its scheme
+        // deciding plain HTTP.
+        let mirrored = self.mirrors.rewrite(&bucket.endpoint_url());
+        if let Some((scheme, host)) = mirrored.as_deref().and_then(|m| m.split_once("://")) {
+            bucket.insecure = scheme == "http";
+            bucket.endpoint = host.trim_end_matches('/').to_string();
+        }
         let _shown = self
             .progress
             .start(format!("{} ({})", source.id, bucket.endpoint_url()));
@@ -240,7 +247,10 @@ impl SourceFetcher {
                 revision: a.revision,
             })
             .map_err(|e| {
-                let mut message = e.to_string();
+                let mut message = match &mirrored {
+                    Some(m) => format!("fetched from mirror {m}: {e}"),
+                    None => e.to_string(),
+                };
                 let secret_missing = secret.is_none() && source.spec["secretRef"].is_object();
                 if secret_missing
                     && credentials.is_none()
