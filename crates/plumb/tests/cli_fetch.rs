@@ -401,3 +401,34 @@ fn an_ssh_git_repository_is_fetched_with_the_key_of_its_secret() {
     assert!(out.contains("ConfigMap/default/over-ssh"), "{out}");
     assert!(!err.contains("PRIVATE KEY"), "{err}");
 }
+
+#[test]
+fn submodules_and_includes_are_not_built_rather_than_built_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, "https://git.example.invalid/crds.git");
+    let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
+    for (extra, what) in [
+        (
+            "  recurseSubmodules: true\n",
+            "spec.recurseSubmodules is not supported yet",
+        ),
+        (
+            "  include:\n  - repository: {name: other}\n",
+            "spec.include is not supported yet",
+        ),
+    ] {
+        write(
+            &repo,
+            "clusters/dev/sources.yaml",
+            &sources.replace(
+                "  ref: {branch: main}\n",
+                &format!("  ref: {{branch: main}}\n{extra}"),
+            ),
+        );
+        let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(err.contains(what), "{err}");
+        assert!(err.contains("1 not built"), "{err}");
+    }
+}
