@@ -888,6 +888,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 source,
                 url.as_deref(),
                 secret.as_ref(),
+                &ctx.sources.known,
             );
             let path = source::clean_relative(&raw_path);
             match fetched {

@@ -68,6 +68,24 @@ pub trait Fetcher: Send + Sync + std::fmt::Debug {
         let _ = secret;
         self.fetch(source)
     }
+
+    /// `base` with the trees of a GitRepository's `spec.include` copied in.
+    fn compose(&self, base: &Fetched, includes: &[Include]) -> Result<Fetched, Unfetched> {
+        let _ = (base, includes);
+        Err(Unfetched::Unsupported(
+            "spec.include is not supported by this fetcher".into(),
+        ))
+    }
+}
+
+/// One entry of a GitRepository's `spec.include`, its repository fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Include {
+    pub tree: PathBuf,
+    /// `fromPath` (empty: the whole artifact).
+    pub from: String,
+    /// `toPath` (default: the included GitRepository's name).
+    pub to: String,
 }
 
 /// The data of the Secret that `source`'s `spec.secretRef` names, in its namespace, when
@@ -135,9 +153,12 @@ pub fn fetch_for(
     source: Option<&Source>,
     url: Option<&str>,
     secret: Option<&SecretData>,
+    known: &BTreeMap<crate::model::ObjectRef, Source>,
 ) -> Result<PathBuf, SourceProblem> {
     let fetched = match (fetcher, source) {
-        (Some(f), Some(source)) => once.fetch(f, source, secret),
+        (Some(f), Some(source)) => once
+            .fetch(f, source, secret)
+            .and_then(|base| with_includes(f, once, source, base, known)),
         _ => Err(Unfetched::Failed(format!("source {source_ref} has no URL"))),
     };
     let url = url.map(|u| format!(" ({u})")).unwrap_or_default();
@@ -153,4 +174,45 @@ pub fn fetch_for(
             "source {source_ref}{url} is unavailable: {why}"
         ))),
     }
+}
+
+/// `base` with the GitRepositories of `source`'s `spec.include` (in its namespace) copied in,
+/// as source-controller composes the artifact.
+fn with_includes(
+    fetcher: &dyn Fetcher,
+    once: &FetchOnce,
+    source: &Source,
+    base: Fetched,
+    known: &BTreeMap<crate::model::ObjectRef, Source>,
+) -> Result<Fetched, Unfetched> {
+    let Some(items) = source.spec["include"].as_array().filter(|i| !i.is_empty()) else {
+        return Ok(base);
+    };
+    let mut includes = Vec::new();
+    for item in items {
+        let name = item["repository"]["name"].as_str().unwrap_or("");
+        let id = crate::model::ObjectRef::new("GitRepository", &source.id.namespace, name);
+        let Some(included) = known.get(&id) else {
+            return Err(Unfetched::Broken(format!(
+                "spec.include names {id}, which the build does not define"
+            )));
+        };
+        let tree = once
+            .fetch(fetcher, included, None)
+            .map_err(|why| match why {
+                Unfetched::Broken(w) => Unfetched::Broken(format!("included {id}: {w}")),
+                Unfetched::Failed(w) => Unfetched::Failed(format!("included {id}: {w}")),
+                Unfetched::Unsupported(w) => Unfetched::Unsupported(format!("included {id}: {w}")),
+            })?;
+        let text = |key: &str| item[key].as_str().unwrap_or("").to_string();
+        let to = Some(text("toPath"))
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| name.to_string());
+        includes.push(Include {
+            tree: tree.dir,
+            from: text("fromPath"),
+            to,
+        });
+    }
+    fetcher.compose(&base, &includes)
 }

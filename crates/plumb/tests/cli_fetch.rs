@@ -403,32 +403,72 @@ fn an_ssh_git_repository_is_fetched_with_the_key_of_its_secret() {
 }
 
 #[test]
-fn submodules_and_includes_are_not_built_rather_than_built_incomplete() {
+fn submodules_are_not_built_rather_than_built_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     flux_repo(&repo, "https://git.example.invalid/crds.git");
     let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
-    for (extra, what) in [
-        (
-            "  recurseSubmodules: true\n",
-            "spec.recurseSubmodules is not supported yet",
+    write(
+        &repo,
+        "clusters/dev/sources.yaml",
+        &sources.replace(
+            "  ref: {branch: main}\n",
+            "  ref: {branch: main}\n  recurseSubmodules: true\n",
         ),
-        (
-            "  include:\n  - repository: {name: other}\n",
-            "spec.include is not supported yet",
-        ),
-    ] {
-        write(
-            &repo,
-            "clusters/dev/sources.yaml",
-            &sources.replace(
-                "  ref: {branch: main}\n",
-                &format!("  ref: {{branch: main}}\n{extra}"),
+    );
+    let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("spec.recurseSubmodules is not supported yet"),
+        "{err}"
+    );
+    assert!(err.contains("1 not built"), "{err}");
+}
+
+#[test]
+fn an_include_copies_another_git_repository_into_the_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let crds = Repo::init(&served, "crds.git", "main");
+    crds.write(
+        "crds/a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own, namespace: default}\n",
+    );
+    crds.commit("own");
+    let extra = Repo::init(&served, "extra.git", "main");
+    extra.write(
+        "manifests/b.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: included, namespace: default}\n",
+    );
+    extra.write("other/c.yaml", "not: included\n");
+    extra.commit("extra");
+    let daemon = Daemon::start(&served);
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &daemon.url("crds.git"));
+    let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
+    let with_include = |include: &str| {
+        sources.replace(
+            "  ref: {branch: main}\n",
+            &format!(
+                "  ref: {{branch: main}}\n  include:\n  - repository: {{name: {include}}}\n    fromPath: manifests\n    toPath: crds/extra\n"
             ),
-        );
-        let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
-        assert_eq!(code, Some(0), "{err}");
-        assert!(err.contains(what), "{err}");
-        assert!(err.contains("1 not built"), "{err}");
-    }
+        ) + &format!(
+            "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: extra, namespace: flux-system}}\nspec:\n  url: {}\n  ref: {{branch: main}}\n",
+            daemon.url("extra.git")
+        )
+    };
+    write(&repo, "clusters/dev/sources.yaml", &with_include("extra"));
+    let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("ConfigMap/default/own"), "{out}");
+    assert!(out.contains("ConfigMap/default/included"), "{out}");
+
+    // An include of a GitRepository nothing defines: the source is not ready.
+    write(&repo, "clusters/dev/sources.yaml", &with_include("absent"));
+    let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("spec.include names GitRepository/flux-system/absent"),
+        "{err}"
+    );
 }

@@ -5,11 +5,11 @@
 
 use clap::Args;
 use plumb_flux::config::UserConfig;
-use plumb_flux::fetch::{Fetched, Fetcher, SecretData, Unfetched};
+use plumb_flux::fetch::{Fetched, Fetcher, Include, SecretData, Unfetched};
 use plumb_flux::model::Source;
 use plumb_source::{
-    BucketCredentials, BucketError, BucketSource, Cache, Credentials, GitSource, LayerOperation,
-    Mirror, Mirrors, Mode, OciError, OciSource, SshKey,
+    BucketCredentials, BucketError, BucketSource, Cache, Credentials, GitSource, Included,
+    LayerOperation, Mirror, Mirrors, Mode, OciError, OciSource, SshKey,
 };
 use std::path::{Path, PathBuf};
 
@@ -95,6 +95,27 @@ impl Fetcher for SourceFetcher {
         self.fetch_with(source, None)
     }
 
+    fn compose(&self, base: &Fetched, includes: &[Include]) -> Result<Fetched, Unfetched> {
+        let includes: Vec<Included> = includes
+            .iter()
+            .map(|i| Included {
+                tree: i.tree.clone(),
+                from: i.from.clone(),
+                to: i.to.clone(),
+            })
+            .collect();
+        self.cache
+            .compose(&base.dir, &includes)
+            .map(|dir| Fetched {
+                dir,
+                revision: base.revision.clone(),
+            })
+            .map_err(|e| match e {
+                plumb_source::IncludeError::BadPath { .. } => Unfetched::Broken(e.to_string()),
+                _ => Unfetched::Failed(e.to_string()),
+            })
+    }
+
     fn fetch_with(
         &self,
         source: &Source,
@@ -134,15 +155,6 @@ impl Fetcher for SourceFetcher {
         if source.spec["recurseSubmodules"].as_bool() == Some(true) {
             return Err(Unfetched::Unsupported(
                 "spec.recurseSubmodules is not supported yet (the tree would lack its submodules)"
-                    .into(),
-            ));
-        }
-        if source.spec["include"]
-            .as_array()
-            .is_some_and(|i| !i.is_empty())
-        {
-            return Err(Unfetched::Unsupported(
-                "spec.include is not supported yet (the tree would lack the included artifacts)"
                     .into(),
             ));
         }
