@@ -155,7 +155,7 @@ mod tests {
             "c"
         );
         let again = cache
-            .compose(&tmp.path().join("base"), &[include.clone()])
+            .compose(&tmp.path().join("base"), std::slice::from_ref(&include))
             .unwrap();
         assert_eq!(dir, again);
         let escape = Included {
