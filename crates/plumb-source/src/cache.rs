@@ -39,6 +39,9 @@ pub struct GitSource {
     /// For an ssh URL: the `identity` and `known_hosts` of the source's `spec.secretRef`;
     /// without, the user's own ssh setup.
     pub ssh: Option<SshKey>,
+    /// `spec.recurseSubmodules`: each submodule fetched at its recorded commit and written at
+    /// its path.
+    pub recurse_submodules: bool,
 }
 
 /// A private key and the hosts to trust, as a Flux ssh Secret holds them.
@@ -189,11 +192,14 @@ impl<'a> Fetch<'a> {
             },
             other => other,
         };
-        let ignore_suffix = source
+        let mut ignore_suffix = source
             .ignore
             .as_deref()
             .map(|i| format!("-{}", &sha256_hex(i)[..16]))
             .unwrap_or_default();
+        if source.recurse_submodules {
+            ignore_suffix.push_str("-submodules");
+        }
         Ok(Fetch {
             cache,
             source,
@@ -307,20 +313,79 @@ impl<'a> Fetch<'a> {
         let staging = work.join("tree");
         fs::create_dir(&staging).map_err(|e| self.not_writable(e))?;
         let mut ignore = Ignore::new(self.source.ignore.as_deref());
-        tree::write_tree(repo, tree_id, &staging, &mut ignore).map_err(|e| match e {
-            TreeError::Unsafe(path) => FetchError::UnsafePath {
-                url: self.source.url.clone(),
-                reference: self.checkout.to_string(),
-                path,
-            },
-            TreeError::Io(e) => self.not_writable(e),
-            TreeError::Git(message) => git(message),
-        })?;
+        let links =
+            tree::write_tree(repo, tree_id, &staging, &mut ignore).map_err(|e| match e {
+                TreeError::Unsafe(path) => FetchError::UnsafePath {
+                    url: self.source.url.clone(),
+                    reference: self.checkout.to_string(),
+                    path,
+                },
+                TreeError::Io(e) => self.not_writable(e),
+                TreeError::Git(message) => git(message),
+            })?;
+        if self.source.recurse_submodules && !links.is_empty() {
+            // `.gitmodules` is one of the VCS files the artifact leaves out: read it from git.
+            let modules = repo
+                .find_tree(tree_id)
+                .ok()
+                .and_then(|t| t.find_entry(".gitmodules").map(|e| e.oid().to_owned()))
+                .and_then(|id| repo.find_object(id).ok())
+                .map(|o| String::from_utf8_lossy(&o.data).into_owned())
+                .unwrap_or_default();
+            self.write_submodules(&staging, &modules, &links)?;
+        }
         if let Err(e) = fs::rename(&staging, dest) {
             // Another process put the same commit in place first: its copy is as good as ours.
             if !dest.is_dir() {
                 return Err(self.not_writable(e));
             }
+        }
+        Ok(())
+    }
+
+    /// Each submodule at its recorded commit, its URL from `.gitmodules` (relative ones against
+    /// this repository's), fetched as a commit pin with the same credentials.
+    fn write_submodules(
+        &self,
+        staging: &Path,
+        modules: &str,
+        links: &[(String, String)],
+    ) -> Result<(), FetchError> {
+        let urls = gitmodules(modules);
+        for (path, commit) in links {
+            let broken = |message: String| FetchError::Submodule {
+                url: self.source.url.clone(),
+                reference: self.checkout.to_string(),
+                message,
+            };
+            let Some(url) = urls.iter().find(|(p, _)| p == path).map(|(_, u)| u) else {
+                return Err(broken(format!("submodule {path} is not in .gitmodules")));
+            };
+            let url = submodule_url(&self.source.url, url);
+            let nested = GitSource {
+                url: url.clone(),
+                reference: GitRef {
+                    commit: Some(commit.clone()),
+                    ..GitRef::default()
+                },
+                ignore: None,
+                credentials: self.source.credentials.clone(),
+                ssh: self.source.ssh.clone(),
+                recurse_submodules: true,
+            };
+            let tree = self.cache.fetch_git(&nested, Mode::Online).map_err(|e| {
+                if e.is_source_error() {
+                    broken(format!("submodule {path}: {e}"))
+                } else {
+                    FetchError::Unreachable {
+                        url: self.source.url.clone(),
+                        reference: self.checkout.to_string(),
+                        message: format!("submodule {path}: {e}"),
+                    }
+                }
+            })?;
+            crate::include::copy_tree(&tree.dir, &staging.join(path))
+                .map_err(|e| self.not_writable(e))?;
         }
         Ok(())
     }
@@ -393,6 +458,49 @@ fn is_transient(message: &str) -> bool {
     !permanent.iter().any(|p| m.contains(p))
 }
 
+/// `(path, url)` of every `[submodule]` section of a `.gitmodules` file.
+fn gitmodules(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (mut path, mut url) = (None, None);
+    let mut flush = |path: &mut Option<String>, url: &mut Option<String>| {
+        if let (Some(p), Some(u)) = (path.take(), url.take()) {
+            out.push((p, u));
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            flush(&mut path, &mut url);
+        } else if let Some((key, value)) = line.split_once('=') {
+            let value = value.trim().trim_matches('"').to_string();
+            match key.trim() {
+                "path" => path = Some(value.trim_end_matches('/').to_string()),
+                "url" => url = Some(value),
+                _ => {}
+            }
+        }
+    }
+    flush(&mut path, &mut url);
+    out
+}
+
+/// A submodule URL, a relative one (`../lib.git`) taken against the superproject's.
+fn submodule_url(base: &str, url: &str) -> String {
+    if !(url.starts_with("./") || url.starts_with("../")) {
+        return url.to_string();
+    }
+    let mut parts: Vec<&str> = base.trim_end_matches('/').split('/').collect();
+    for part in url.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
 pub(crate) fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -407,6 +515,27 @@ mod tests {
     fn cache_dir(vars: &[(&str, &str)]) -> Option<PathBuf> {
         Cache::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into()))
             .map(|c| c.dir().to_owned())
+    }
+
+    #[test]
+    fn gitmodules_paths_and_relative_urls() {
+        let text = "[submodule \"lib\"]\n\tpath = crds/lib\n\turl = ../lib.git\n[submodule \"x\"]\n\turl = https://e.com/x\n\tpath = \"x/\"\n";
+        assert_eq!(
+            gitmodules(text),
+            vec![
+                ("crds/lib".to_string(), "../lib.git".to_string()),
+                ("x".to_string(), "https://e.com/x".to_string())
+            ]
+        );
+        assert_eq!(
+            submodule_url("git://h:1/org/app.git", "../lib.git"),
+            "git://h:1/org/lib.git"
+        );
+        assert_eq!(
+            submodule_url("https://h/org/app", "./sub"),
+            "https://h/org/app/sub"
+        );
+        assert_eq!(submodule_url("https://h/a", "ssh://x/y"), "ssh://x/y");
     }
 
     #[test]
@@ -459,6 +588,7 @@ impl GitSource {
             ignore: text(&spec["ignore"]),
             credentials: None,
             ssh: None,
+            recurse_submodules: spec["recurseSubmodules"].as_bool() == Some(true),
         }
     }
 

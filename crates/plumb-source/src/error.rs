@@ -49,6 +49,14 @@ pub enum FetchError {
         reference: String,
         path: String,
     },
+    /// A submodule that cannot be had: not in `.gitmodules`, or its commit not in its
+    /// repository.
+    #[error("git repository {url} (ref {reference}): {message}")]
+    Submodule {
+        url: String,
+        reference: String,
+        message: String,
+    },
     /// Any other failure of the git protocol or object database.
     #[error("git error for repository {url} (ref {reference}): {message}")]
     Git {
@@ -186,6 +194,7 @@ impl FetchError {
             FetchError::RefNotFound { .. }
                 | FetchError::InvalidRef { .. }
                 | FetchError::UnsafePath { .. }
+                | FetchError::Submodule { .. }
                 | FetchError::HttpTooLarge { .. }
                 | FetchError::HttpStatus {
                     status: 404 | 410,

@@ -57,8 +57,10 @@ impl Cache {
             let source = GitSource {
                 url: url.clone(),
                 reference: reference.clone(),
-                // kustomize clones everything: no default exclusions.
+                // kustomize clones everything: no default exclusions, submodules unless
+                // `?submodules=false`.
                 ignore: Some(String::new()),
+                recurse_submodules: spec.submodules,
                 ..GitSource::default()
             };
             match self.fetch_git_within(source, mode, spec.timeout) {

@@ -108,7 +108,7 @@ fn relative(path: &str) -> Result<PathBuf, IncludeError> {
 
 /// Copies the regular files and directories under `from` into `to` (symlinks are not in
 /// cached trees), replacing what is there.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;

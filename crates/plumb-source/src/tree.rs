@@ -30,14 +30,16 @@ impl From<std::io::Error> for TreeError {
 }
 
 /// Writes the tree `tree_id` into `dest`, which must exist and be empty, skipping what `ignore`
-/// excludes.
+/// excludes. Returns the submodules it holds (path, commit), which it does not write.
 pub(crate) fn write_tree(
     repo: &gix::Repository,
     tree_id: gix::ObjectId,
     dest: &Path,
     ignore: &mut Ignore,
-) -> Result<(), TreeError> {
-    write_dir(repo, tree_id, dest, "", ignore)
+) -> Result<Vec<(String, String)>, TreeError> {
+    let mut links = Vec::new();
+    write_dir(repo, tree_id, dest, "", ignore, &mut links)?;
+    Ok(links)
 }
 
 fn write_dir(
@@ -46,6 +48,7 @@ fn write_dir(
     dir: &Path,
     rel: &str,
     ignore: &mut Ignore,
+    links: &mut Vec<(String, String)>,
 ) -> Result<(), TreeError> {
     let tree = repo
         .find_tree(tree_id)
@@ -81,7 +84,7 @@ fn write_dir(
                 }
                 let sub = dir.join(name);
                 fs::create_dir(&sub)?;
-                write_dir(repo, id, &sub, &path, ignore)?;
+                write_dir(repo, id, &sub, &path, ignore, links)?;
             }
             EntryKind::Blob | EntryKind::BlobExecutable => {
                 if ignore.is_excluded(&path, false) {
@@ -90,9 +93,14 @@ fn write_dir(
                 let data = blob(repo, id)?;
                 write_file(&dir.join(name), &data, kind == EntryKind::BlobExecutable)?;
             }
-            // Symlinks are not part of source-controller artifacts; submodules are not
-            // recursed into by default (`spec.recurseSubmodules: false`).
-            EntryKind::Link | EntryKind::Commit => {}
+            // Symlinks are not part of source-controller artifacts.
+            EntryKind::Link => {}
+            // A submodule: its commit, written only with `spec.recurseSubmodules`.
+            EntryKind::Commit => {
+                if !ignore.is_excluded(&path, true) {
+                    links.push((path, id.to_hex().to_string()));
+                }
+            }
         }
     }
     Ok(())

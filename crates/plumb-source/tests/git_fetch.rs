@@ -46,6 +46,7 @@ fn source(url: &str, reference: GitRef) -> GitSource {
         ignore: None,
         credentials: None,
         ssh: None,
+        recurse_submodules: false,
     }
 }
 

@@ -26,6 +26,7 @@ fn source(url: &str, credentials: Option<(&str, &str)>) -> GitSource {
             password: p.into(),
         }),
         ssh: None,
+        recurse_submodules: false,
     }
 }
 

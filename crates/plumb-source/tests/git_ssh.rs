@@ -21,6 +21,7 @@ fn source(url: &str, key: SshKey) -> GitSource {
         ignore: None,
         credentials: None,
         ssh: Some(key),
+        recurse_submodules: false,
     }
 }
 

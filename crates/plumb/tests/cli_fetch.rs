@@ -403,10 +403,40 @@ fn an_ssh_git_repository_is_fetched_with_the_key_of_its_secret() {
 }
 
 #[test]
-fn submodules_are_not_built_rather_than_built_incomplete() {
+fn submodules_are_fetched_at_their_commit_with_recurse_submodules() {
     let tmp = tempfile::tempdir().unwrap();
+    let served = tmp.path().join("served");
+    let lib = Repo::init(&served, "lib.git", "main");
+    lib.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-submodule, namespace: default}\n",
+    );
+    lib.commit("lib");
+    let daemon = Daemon::start(&served);
+    let app = Repo::init(&served, "crds.git", "main");
+    app.write(
+        "crds/own.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: own, namespace: default}\n",
+    );
+    app.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        "../lib.git",
+        "crds/lib",
+    ]);
+    app.commit("with a submodule");
     let repo = tmp.path().join("repo");
-    flux_repo(&repo, "https://git.example.invalid/crds.git");
+    flux_repo(&repo, &daemon.url("crds.git"));
+    let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !out.contains("from-submodule"),
+        "submodules only when asked: {out}"
+    );
+
     let sources = fs::read_to_string(repo.join("clusters/dev/sources.yaml")).unwrap();
     write(
         &repo,
@@ -416,13 +446,10 @@ fn submodules_are_not_built_rather_than_built_incomplete() {
             "  ref: {branch: main}\n  recurseSubmodules: true\n",
         ),
     );
-    let (code, _, err) = build(&repo, &tmp.path().join("cache"), &[]);
+    let (code, out, err) = build(&repo, &tmp.path().join("cache"), &[]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(
-        err.contains("spec.recurseSubmodules is not supported yet"),
-        "{err}"
-    );
-    assert!(err.contains("1 not built"), "{err}");
+    assert!(out.contains("ConfigMap/default/own"), "{out}");
+    assert!(out.contains("ConfigMap/default/from-submodule"), "{out}");
 }
 
 #[test]

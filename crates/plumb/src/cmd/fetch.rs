@@ -151,13 +151,6 @@ impl Fetcher for SourceFetcher {
                 "fetching a {kind} is not supported yet"
             )));
         }
-        // What plumb cannot put in the tree yet would make it silently incomplete: say so.
-        if source.spec["recurseSubmodules"].as_bool() == Some(true) {
-            return Err(Unfetched::Unsupported(
-                "spec.recurseSubmodules is not supported yet (the tree would lack its submodules)"
-                    .into(),
-            ));
-        }
         let mut git = GitSource::from_spec(url, &source.spec);
         git.credentials = git_credentials(url, secret, |name| std::env::var(name).ok());
         git.ssh = secret.and_then(|s| {
