@@ -18,6 +18,7 @@
 //!     ignore: None,
 //!     credentials: None,
 //!     ssh: None,
+//!     recurse_submodules: false,
 //! };
 //! let artifact = cache.fetch_git(&source, Mode::Online)?;
 //! println!("{} at {}", artifact.revision, artifact.dir.display());
