@@ -115,7 +115,14 @@ impl Rule for UnresolvedVariable {
                                     &scalar.value[r.start..r.end]
                                 )
                             } else {
-                                if !known.contains(r.name.as_str()) && !r.has_default {
+                                // A variable the cluster never defines is Flux's only when it
+                                // has a default outside shell text: in a script or command line
+                                // (`PORT=${PORT:-5432}`) it is the shell's, and meant literally.
+                                if !known.contains(r.name.as_str())
+                                    && (!r.has_default
+                                        || scope::is_script(scalar)
+                                        || scope::is_shell_operator(&r.operator))
+                                {
                                     continue;
                                 }
                                 format!(
