@@ -1060,13 +1060,17 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         Ok(objects) => objects,
         Err(d) if matches!(d.code, Code::SourceUnavailable | Code::RemoteUnavailable) => {
             let unavailable = d.code == Code::RemoteUnavailable;
+            // The reason names the kustomization file as the repository does.
+            let reason = d
+                .message
+                .replace(&format!("{}/", ctx.root.display()), "");
             return Built {
                 path: rel,
                 objects: Vec::new(),
                 diagnostics,
                 assumed: assumed.into_iter().collect(),
-                not_built: (!unavailable).then(|| d.message.clone()),
-                unavailable: unavailable.then_some(d.message),
+                not_built: (!unavailable).then(|| reason.clone()),
+                unavailable: unavailable.then_some(reason),
             };
         }
         Err(d) => {
