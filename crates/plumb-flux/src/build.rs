@@ -1061,9 +1061,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         Err(d) if matches!(d.code, Code::SourceUnavailable | Code::RemoteUnavailable) => {
             let unavailable = d.code == Code::RemoteUnavailable;
             // The reason names the kustomization file as the repository does.
-            let reason = d
-                .message
-                .replace(&format!("{}/", ctx.root.display()), "");
+            let reason = d.message.replace(&format!("{}/", ctx.root.display()), "");
             return Built {
                 path: rel,
                 objects: Vec::new(),

@@ -264,7 +264,10 @@ fn an_uncached_github_base_offline_is_reported_with_its_url() {
     );
     assert!(err.contains("not in the cache"), "{err}");
     // Named as the repository names it, not by an absolute path.
-    assert!(err.contains("(listed at apps/kustomization.yaml:2)"), "{err}");
+    assert!(
+        err.contains("(listed at apps/kustomization.yaml:2)"),
+        "{err}"
+    );
 }
 
 #[test]
