@@ -22,10 +22,16 @@ pub struct HttpServer {
 impl HttpServer {
     /// Serves `files` (path → body, paths starting with `/`).
     pub fn start(files: &[(&str, &str)]) -> HttpServer {
-        let files: Arc<HashMap<String, String>> = Arc::new(
+        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_bytes())).collect();
+        HttpServer::start_bytes(&files)
+    }
+
+    /// Serves `files` (path → body bytes, paths starting with `/`): binary files such as archives.
+    pub fn start_bytes(files: &[(&str, &[u8])]) -> HttpServer {
+        let files: Arc<HashMap<String, Vec<u8>>> = Arc::new(
             files
                 .iter()
-                .map(|(p, b)| (p.to_string(), b.to_string()))
+                .map(|(p, b)| (p.to_string(), b.to_vec()))
                 .collect(),
         );
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
@@ -81,7 +87,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn answer(stream: TcpStream, files: &HashMap<String, String>) -> std::io::Result<()> {
+fn answer(stream: TcpStream, files: &HashMap<String, Vec<u8>>) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -93,14 +99,15 @@ fn answer(stream: TcpStream, files: &HashMap<String, String>) -> std::io::Result
     }
     let path = request_line.split_whitespace().nth(1).unwrap_or("/");
     let (status, body) = match files.get(path) {
-        Some(body) => ("200 OK", body.as_str()),
-        None => ("404 Not Found", "404 page not found\n"),
+        Some(body) => ("200 OK", body.as_slice()),
+        None => ("404 Not Found", b"404 page not found\n".as_slice()),
     };
     let mut stream = stream;
     write!(
         stream,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )?;
+    stream.write_all(body)?;
     stream.flush()
 }
