@@ -113,14 +113,14 @@ pub enum ChartError {
         available: Vec<String>,
     },
     /// The downloaded `.tgz` does not have the digest the index gives.
-    #[error("HelmRepository {repo_url}: chart {chart} version {version}: {url}: digest mismatch: the index says sha256:{expected}, the download is sha256:{actual}")]
+    #[error("HelmRepository {repo_url}: chart {chart} version {version}: {url}: digest mismatch: the index says sha256:{}, the download is sha256:{}", digests.expected, digests.actual)]
     DigestMismatch {
         repo_url: String,
         chart: String,
         version: String,
         url: String,
-        expected: String,
-        actual: String,
+        /// Boxed to keep every `Result` of this error small.
+        digests: Box<Digests>,
     },
     /// The `.tgz` is not a chart archive: not tar+gzip, an unsafe entry, or no `<chart>/Chart.yaml`.
     #[error("HelmRepository {repo_url}: chart {chart} version {version}: {url}: corrupt chart archive: {message}")]
@@ -148,6 +148,15 @@ pub enum ChartError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The sha256 digests (hex) of a chart archive that does not match its index entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests {
+    /// What the index gives.
+    pub expected: String,
+    /// What the download has.
+    pub actual: String,
 }
 
 /// The index entry chosen for a chart.
@@ -202,8 +211,10 @@ impl Cache {
                     chart: source.chart.clone(),
                     version: chosen.version,
                     url: chosen.url,
-                    expected: expected.clone(),
-                    actual,
+                    digests: Box::new(Digests {
+                        expected: expected.clone(),
+                        actual,
+                    }),
                 });
             }
         }

@@ -75,7 +75,7 @@ pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
 pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
-pub use helm::{ChartArtifact, ChartError, HelmChartSource};
+pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};
 pub use include::{IncludeError, Included};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};

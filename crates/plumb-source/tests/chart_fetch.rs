@@ -269,14 +269,11 @@ fn a_digest_mismatch_is_refused_and_nothing_is_cached() {
     let err = cache
         .fetch_chart(&source_at(&server, "", "podinfo", "1.0.0"), Mode::Online)
         .unwrap_err();
-    let ChartError::DigestMismatch {
-        expected, actual, ..
-    } = &err
-    else {
+    let ChartError::DigestMismatch { digests, .. } = &err else {
         panic!("{err:?}")
     };
-    assert_eq!(expected, &sha256(b"something else"));
-    assert_eq!(actual, &sha256(&tgz));
+    assert_eq!(digests.expected, sha256(b"something else"));
+    assert_eq!(digests.actual, sha256(&tgz));
     assert!(err.to_string().contains("podinfo-1.0.0.tgz"), "{err}");
     assert!(cache.entries().unwrap().is_empty());
 }
