@@ -455,9 +455,12 @@ impl HelmChartSource {
                 .map(|u| (u.host_str().map(str::to_owned), u.port_or_known_default()))
         };
         let with_credentials = same_host(&chosen.url) == same_host(&self.repo_url);
-        let mut fail_version = self.clone();
-        fail_version.version = chosen.version.clone();
-        fail_version.get(&chosen.url, with_credentials)
+        // Its errors name the version chosen rather than the range asked for.
+        let at_version = HelmChartSource {
+            version: chosen.version.clone(),
+            ..self.clone()
+        };
+        at_version.get(&chosen.url, with_credentials)
     }
 
     /// One GET, its body read up to the size limit.

@@ -5,7 +5,7 @@
 mod http_server;
 
 use http_server::HttpServer;
-use plumb_source::{Cache, ChartError, HelmChartSource, Mode};
+use plumb_source::{Cache, ChartError, Credentials, HelmChartSource, Mode};
 use sha2::{Digest, Sha256};
 
 /// A chart `.tgz` as `helm package` writes it: everything under `<name>/`.
@@ -363,4 +363,60 @@ fn an_unreachable_repository_is_named() {
         message.contains("podinfo") && message.contains("1.0.0"),
         "{message}"
     );
+}
+
+#[test]
+fn credentials_go_to_the_repository_host_only() {
+    let tgz = chart_tgz("podinfo", "1.0.0");
+    let elsewhere = HttpServer::start_bytes(&[("/podinfo-1.0.0.tgz", &tgz)]);
+    let tgz2 = chart_tgz("other", "2.0.0");
+    let index_text = format!(
+        "{}  other:\n  - name: other\n    version: 2.0.0\n    urls:\n    - other-2.0.0.tgz\n",
+        index(
+            "podinfo",
+            &[Listed {
+                version: "1.0.0",
+                url: elsewhere.url("/podinfo-1.0.0.tgz"),
+                digest: None,
+            }],
+        )
+    );
+    let repo = HttpServer::start_bytes(&[
+        ("/index.yaml", index_text.as_bytes()),
+        ("/other-2.0.0.tgz", &tgz2),
+    ]);
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(cache_dir.path());
+    let credentials = Some(Credentials {
+        username: "flux".into(),
+        password: "s3cret".into(),
+    });
+    for (chart, version) in [("podinfo", "1.0.0"), ("other", "2.0.0")] {
+        let src = HelmChartSource {
+            credentials: credentials.clone(),
+            ..source_at(&repo, "", chart, version)
+        };
+        assert_eq!(
+            cache.fetch_chart(&src, Mode::Online).unwrap().version,
+            version
+        );
+    }
+    // base64("flux:s3cret")
+    let basic = Some("Basic Zmx1eDpzM2NyZXQ=".to_owned());
+    assert_eq!(
+        repo.authorizations(),
+        [
+            ("/index.yaml".to_owned(), basic.clone()),
+            ("/index.yaml".to_owned(), basic.clone()),
+            ("/other-2.0.0.tgz".to_owned(), basic),
+        ]
+    );
+    assert_eq!(
+        elsewhere.authorizations(),
+        [("/podinfo-1.0.0.tgz".to_owned(), None)]
+    );
+    // The cache keeps one user's charts apart from anonymous fetches.
+    let anonymous = source_at(&repo, "", "other", "2.0.0");
+    let err = cache.fetch_chart(&anonymous, Mode::Offline).unwrap_err();
+    assert!(matches!(err, ChartError::NotCached { .. }), "{err:?}");
 }
