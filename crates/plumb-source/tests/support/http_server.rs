@@ -12,11 +12,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+/// A request's path and its `Authorization` header, if it had one.
+pub type Authorization = (String, Option<String>);
+
 pub struct HttpServer {
     pub port: u16,
     requests: Arc<AtomicUsize>,
     /// Each request's path and `Authorization` header, in the order they were answered.
-    authorizations: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    authorizations: Arc<Mutex<Vec<Authorization>>>,
     stopping: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -77,7 +80,7 @@ impl HttpServer {
     }
 
     /// Each request's path and `Authorization` header so far.
-    pub fn authorizations(&self) -> Vec<(String, Option<String>)> {
+    pub fn authorizations(&self) -> Vec<Authorization> {
         self.authorizations.lock().unwrap().clone()
     }
 
@@ -101,7 +104,7 @@ impl Drop for HttpServer {
 fn answer(
     stream: TcpStream,
     files: &HashMap<String, Vec<u8>>,
-    authorizations: &Mutex<Vec<(String, Option<String>)>>,
+    authorizations: &Mutex<Vec<Authorization>>,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
