@@ -511,3 +511,53 @@ impl HelmChartSource {
         Ok(body)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(repo_url: &str) -> HelmChartSource {
+        HelmChartSource {
+            repo_url: repo_url.into(),
+            chart: "podinfo".into(),
+            ..HelmChartSource::default()
+        }
+    }
+
+    #[test]
+    fn chart_urls_resolve_against_the_repository_as_a_directory() {
+        let repo = at("https://charts.example.com/stable?token=abc");
+        assert_eq!(
+            repo.chart_url("podinfo-1.0.0.tgz").unwrap(),
+            "https://charts.example.com/stable/podinfo-1.0.0.tgz?token=abc"
+        );
+        assert_eq!(
+            repo.chart_url("../other/podinfo-1.0.0.tgz").unwrap(),
+            "https://charts.example.com/other/podinfo-1.0.0.tgz?token=abc"
+        );
+        assert_eq!(
+            repo.chart_url("/dl/podinfo-1.0.0.tgz").unwrap(),
+            "https://charts.example.com/dl/podinfo-1.0.0.tgz?token=abc"
+        );
+        assert_eq!(
+            at("https://charts.example.com/stable/")
+                .chart_url("https://cdn.example.com/p.tgz")
+                .unwrap(),
+            "https://cdn.example.com/p.tgz"
+        );
+        assert_eq!(
+            at("https://charts.example.com/stable/").index_url(),
+            "https://charts.example.com/stable/index.yaml"
+        );
+    }
+
+    #[test]
+    fn only_a_parsable_version_is_exact() {
+        assert!(is_exact("1.2.3"));
+        assert!(is_exact("v1.2.3-rc.1"));
+        assert!(!is_exact("1.2"));
+        assert!(!is_exact(">=1.0.0"));
+        assert!(!is_exact("*"));
+        assert!(!is_exact(""));
+    }
+}
