@@ -186,7 +186,12 @@ impl Cache {
             .join(sha256_hex(&format!("{}\n{}", source.chart, source.version)));
         let exact = is_exact(&source.version);
         if mode == Mode::Offline || exact {
-            if let Some(artifact) = cached(&entry, &reference, &source.chart) {
+            let exact_tree = || {
+                exact
+                    .then(|| cached_exact(&entry, &source.chart, source.version.trim()))
+                    .flatten()
+            };
+            if let Some(artifact) = cached(&entry, &reference, &source.chart).or_else(exact_tree) {
                 return Ok(artifact);
             }
             if mode == Mode::Offline {
@@ -290,7 +295,32 @@ fn cached(entry: &Path, reference: &Path, chart: &str) -> Option<ChartArtifact> 
     let text = fs::read_to_string(reference).ok()?;
     let mut lines = text.lines();
     let name = lines.next()?.trim();
-    let version = lines.next()?.trim().to_owned();
+    let version = lines.next()?.trim();
+    cached_tree(entry, name, chart, version)
+}
+
+/// A tree of exactly `version` in `entry`, however it was resolved (a range may have chosen
+/// it); the one a build used last when the index had the version at different digests.
+fn cached_exact(entry: &Path, chart: &str, version: &str) -> Option<ChartArtifact> {
+    let prefix = format!("{chart}-{version}-");
+    let mut found: Vec<(std::time::SystemTime, String)> = fs::read_dir(entry)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let digest12 = name.strip_prefix(&prefix)?;
+            let hex = digest12.len() == 12 && digest12.bytes().all(|b| b.is_ascii_hexdigit());
+            let used = e.metadata().and_then(|m| m.modified()).ok()?;
+            hex.then_some((used, name))
+        })
+        .collect();
+    found.sort();
+    let (_, name) = found.pop()?;
+    cached_tree(entry, &name, chart, version)
+}
+
+/// The revision directory `name` of `entry` as an artifact, when it is complete.
+fn cached_tree(entry: &Path, name: &str, chart: &str, version: &str) -> Option<ChartArtifact> {
     let digest12 = name.rsplit('-').next()?;
     let revision = entry.join(name);
     let dir = revision.join(chart);
@@ -304,7 +334,7 @@ fn cached(entry: &Path, reference: &Path, chart: &str) -> Option<ChartArtifact> 
     crate::manage::touch(&revision);
     Some(ChartArtifact {
         dir,
-        version,
+        version: version.to_owned(),
         digest: format!("sha256:{tgz_digest}"),
     })
 }

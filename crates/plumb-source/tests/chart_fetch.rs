@@ -232,6 +232,12 @@ fn offline_reuses_the_last_resolution_after_the_server_stops() {
     let offline = cache.fetch_chart(&src, Mode::Offline).unwrap();
     assert_eq!(offline, online);
 
+    // The exact version a range chose is in the cache, though never asked for by itself.
+    let exact = cache
+        .fetch_chart(&source_at_url(&src.repo_url, "1.2.0"), Mode::Offline)
+        .unwrap();
+    assert_eq!(exact, online);
+
     let err = cache
         .fetch_chart(&never_fetched, Mode::Offline)
         .unwrap_err();
@@ -419,4 +425,13 @@ fn credentials_go_to_the_repository_host_only() {
     let anonymous = source_at(&repo, "", "other", "2.0.0");
     let err = cache.fetch_chart(&anonymous, Mode::Offline).unwrap_err();
     assert!(matches!(err, ChartError::NotCached { .. }), "{err:?}");
+}
+
+fn source_at_url(repo_url: &str, version: &str) -> HelmChartSource {
+    HelmChartSource {
+        repo_url: repo_url.into(),
+        chart: "podinfo".into(),
+        version: version.into(),
+        credentials: None,
+    }
 }
