@@ -232,7 +232,7 @@ fn get(url: &str) -> Result<String, FetchError> {
 }
 
 /// An error with its causes, on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

@@ -3,10 +3,12 @@
 //! This covers GitRepository (`spec.ref` with source-controller's precedence and revision
 //! strings, its default exclusions and `.sourceignore`), OCIRepository (a small OCI
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
-//! selection, safe extraction) and Bucket (the S3 API: prefix, ignore rules, the controller's
-//! revision of keys and ETags), in a content-addressed cache that concurrent runs share, with an
-//! offline mode that uses only the cache. It also fetches what a kustomization's remote
-//! entries name ([`remote`]): git repository specs and `http(s)` files.
+//! selection, safe extraction), Bucket (the S3 API: prefix, ignore rules, the controller's
+//! revision of keys and ETags) and charts of an HTTP HelmRepository ([`HelmChartSource`]: the
+//! index, source-controller's choice of version, the digest checked), in a content-addressed
+//! cache that concurrent runs share, with an offline mode that uses only the cache. It also
+//! fetches what a kustomization's remote entries name ([`remote`]): git repository specs and
+//! `http(s)` files.
 //!
 //! ```no_run
 //! use plumb_source::{Cache, GitRef, GitSource, Mode};
@@ -57,6 +59,7 @@ mod docker_config;
 mod error;
 mod fetch_remote;
 mod git;
+mod helm;
 mod ignore;
 mod include;
 mod manage;
@@ -72,6 +75,7 @@ pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use error::{FetchError, OciError};
 pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
+pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};
 pub use include::{IncludeError, Included};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};

@@ -25,7 +25,7 @@ pub(crate) const TMP_DIR: &str = "tmp";
 /// One fetched revision of one source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    /// `git`, `oci`, `bucket`, `http`: the top-level directory.
+    /// `git`, `oci`, `bucket`, `http`, `chart`: the top-level directory.
     pub kind: String,
     /// The URL it was fetched from, when recorded.
     pub url: Option<String>,
