@@ -93,26 +93,10 @@ impl Config {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
-        let fail = |node: Option<&Node>, message: String| ConfigError {
-            path: path.to_path_buf(),
-            line: node
-                .and_then(|n| n.span.as_ref())
-                .map_or(0, |s| s.location().line),
-            message,
-        };
-        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
-            path: path.to_path_buf(),
-            line: e.location.line,
-            message: e.message.clone(),
-        })?;
+        let fail = |node: Option<&Node>, message: String| error_at(path, node, message);
         let mut config = Config::default();
-        let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
-            return Ok(config);
-        };
-        let Some(entries) = root.as_mapping() else {
-            return Err(fail(Some(&root), "expected a mapping of settings".into()));
-        };
-        for (key, value) in entries {
+        let entries = settings(path, text)?;
+        for (key, value) in &entries {
             let name = key.scalar_value().unwrap_or("");
             if !KNOWN_KEYS.contains(&name) {
                 let hint = plumb_kustomize::kustomization::closest(name, KNOWN_KEYS)
@@ -188,26 +172,10 @@ impl UserConfig {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<UserConfig, ConfigError> {
-        let fail = |node: Option<&Node>, message: String| ConfigError {
-            path: path.to_path_buf(),
-            line: node
-                .and_then(|n| n.span.as_ref())
-                .map_or(0, |s| s.location().line),
-            message,
-        };
-        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
-            path: path.to_path_buf(),
-            line: e.location.line,
-            message: e.message.clone(),
-        })?;
+        let fail = |node: Option<&Node>, message: String| error_at(path, node, message);
         let mut config = UserConfig::default();
-        let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
-            return Ok(config);
-        };
-        let Some(entries) = root.as_mapping() else {
-            return Err(fail(Some(&root), "expected a mapping of settings".into()));
-        };
-        for (key, value) in entries {
+        let entries = settings(path, text)?;
+        for (key, value) in &entries {
             match key.scalar_value().unwrap_or("") {
                 "mirrors" => {
                     config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?;
@@ -221,6 +189,38 @@ impl UserConfig {
             }
         }
         Ok(config)
+    }
+}
+
+/// The error `message` at `node`'s line of the file `path` (line 0 without a node).
+fn error_at(path: &Path, node: Option<&Node>, message: String) -> ConfigError {
+    ConfigError {
+        path: path.to_path_buf(),
+        line: node
+            .and_then(|n| n.span.as_ref())
+            .map_or(0, |s| s.location().line),
+        message,
+    }
+}
+
+/// The (key, value) settings a configuration file holds: none for an empty file, an error
+/// naming the line for malformed YAML or a document that is not a mapping.
+fn settings(path: &Path, text: &str) -> Result<Vec<(Node, Node)>, ConfigError> {
+    let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
+        path: path.to_path_buf(),
+        line: e.location.line,
+        message: e.message.clone(),
+    })?;
+    let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
+        return Ok(Vec::new());
+    };
+    match root.as_mapping() {
+        Some(entries) => Ok(entries.clone()),
+        None => Err(error_at(
+            path,
+            Some(&root),
+            "expected a mapping of settings".into(),
+        )),
     }
 }
 
