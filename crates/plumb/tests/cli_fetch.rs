@@ -3,6 +3,8 @@
 //! unavailable, naming the URL, when nothing serves it; fetched from a mirror that the
 //! repository's `.plumb.yaml` or the user's configuration file names.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../plumb-source/tests/support/git_http.rs"]
 mod git_http;
 #[path = "../../plumb-source/tests/support/git_server.rs"]
@@ -11,15 +13,10 @@ mod git_server;
 mod ssh_server;
 
 use assert_cmd::Command;
+use cli::{plumb_build, write};
 use git_server::{free_port, Daemon, Repo};
 use std::fs;
 use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 /// A cluster whose `crds` Kustomization builds `./crds` of the GitRepository at `url`.
 fn flux_repo(root: &Path, url: &str) {
@@ -47,24 +44,10 @@ fn build_with(
     extra: &[&str],
     user_config: Option<&Path>,
 ) -> (Option<i32>, String, String) {
-    let mut command = Command::cargo_bin("plumb").unwrap();
     match user_config {
-        Some(path) => command.env("PLUMB_CONFIG", path),
-        // No user configuration of the machine running the tests.
-        None => command.env("PLUMB_CONFIG", cache.join("no-user-config.yaml")),
-    };
-    let out = command
-        .args(["build", "-v", "-o", "names", "--cache-dir"])
-        .arg(cache)
-        .args(extra)
-        .arg(repo)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        Some(path) => plumb_build(repo, cache, extra, &[("PLUMB_CONFIG", path.as_os_str())]),
+        None => plumb_build(repo, cache, extra, &[]),
+    }
 }
 
 #[test]

@@ -4,21 +4,18 @@
 //!
 //! Needs `PLUMB_MOTO_SERVER`; run through scripts/test.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../plumb-state/tests/support/moto.rs"]
 mod moto;
 
 use assert_cmd::Command;
+use cli::{plumb_build, write};
 use moto::{free_port, Moto};
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 /// One anonymous PUT of a new object (moto accepts it), over plain HTTP/1.1.
 fn put_object(port: u16, bucket: &str, key: &str, body: &str) {
@@ -54,21 +51,15 @@ fn flux_repo(root: &Path, endpoint: &str) {
 }
 
 fn build(repo: &Path, cache: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
-        .args(["build", "-v", "-o", "names", "--cache-dir"])
-        .arg(cache)
-        .args(extra)
-        .arg(repo)
-        // moto checks no signature, but refuses anonymous reads of private objects.
-        .env("AWS_ACCESS_KEY_ID", "plumb-test")
-        .env("AWS_SECRET_ACCESS_KEY", "plumb-test-secret")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    // moto checks no signature, but refuses anonymous reads of private objects.
+    plumb_build(
+        repo,
+        cache,
+        extra,
+        &[
+            ("AWS_ACCESS_KEY_ID", "plumb-test".as_ref()),
+            ("AWS_SECRET_ACCESS_KEY", "plumb-test-secret".as_ref()),
+        ],
     )
 }
 

@@ -3,19 +3,15 @@
 //! `--offline` with the registry stopped; unavailable, naming the URL, when nothing serves it;
 //! credentials from the `.dockerconfigjson` of the source's secretRef.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../plumb-source/tests/support/registry.rs"]
 mod registry;
 
-use assert_cmd::Command;
+use cli::{plumb_build, write};
 use registry::{base64, free_port, Registry, TokenProxy};
 use std::fs;
 use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
 
 /// A cluster whose `platform` Kustomization builds `./deploy` of the OCIRepository at `url`.
 fn flux_repo(root: &Path, url: &str) {
@@ -34,22 +30,9 @@ fn flux_repo(root: &Path, url: &str) {
 }
 
 fn build(repo: &Path, cache: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
-        .args(["build", "-v", "-o", "names", "--cache-dir"])
-        .arg(cache)
-        .args(extra)
-        .arg(repo)
-        // No credentials nor mirrors from the user running the tests.
-        .env("DOCKER_CONFIG", repo.join(".no-docker-config"))
-        .env("PLUMB_CONFIG", repo.join(".no-plumb-config.yaml"))
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    // No registry credentials from the user running the tests.
+    let docker = repo.join(".no-docker-config");
+    plumb_build(repo, cache, extra, &[("DOCKER_CONFIG", docker.as_os_str())])
 }
 
 #[test]
