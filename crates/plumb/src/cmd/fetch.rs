@@ -132,10 +132,7 @@ impl Fetcher for SourceFetcher {
         let url = mirrored.as_deref().unwrap_or(url);
         let _shown = self.progress.start(format!("{} ({url})", source.id));
         let failed = |e: plumb_source::FetchError| {
-            let message = match &mirrored {
-                Some(m) => format!("fetched from mirror {m}: {e}"),
-                None => e.to_string(),
-            };
+            let message = via_mirror(mirrored.as_deref(), &e);
             if e.is_source_error() {
                 Unfetched::Broken(message)
             } else {
@@ -181,10 +178,7 @@ impl SourceFetcher {
         docker_config: Option<&str>,
     ) -> Result<Fetched, Unfetched> {
         let failed = |e: OciError| {
-            let message = match mirror {
-                Some(m) => format!("fetched from mirror {m}: {e}"),
-                None => e.to_string(),
-            };
+            let message = via_mirror(mirror, &e);
             if e.is_source_error() {
                 Unfetched::Broken(message)
             } else {
@@ -268,10 +262,7 @@ impl SourceFetcher {
                 revision: a.revision,
             })
             .map_err(|e| {
-                let mut message = match &mirrored {
-                    Some(m) => format!("fetched from mirror {m}: {e}"),
-                    None => e.to_string(),
-                };
+                let mut message = via_mirror(mirrored.as_deref(), &e);
                 let secret_missing = secret.is_none() && source.spec["secretRef"].is_object();
                 if secret_missing
                     && credentials.is_none()
@@ -300,6 +291,14 @@ fn bucket_credentials(secret: &SecretData) -> Option<BucketCredentials> {
         access_key: access_key.to_string(),
         secret_key: secret_key.to_string(),
     })
+}
+
+/// A fetch's error, saying which mirror was asked when a `mirrors:` rule rewrote the URL.
+pub fn via_mirror(mirror: Option<&str>, e: &dyn std::fmt::Display) -> String {
+    match mirror {
+        Some(m) => format!("fetched from mirror {m}: {e}"),
+        None => e.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -63,10 +63,7 @@ impl KustomizeRemote {
 fn message(e: FetchError, mirror: Option<String>) -> RemoteFailure {
     RemoteFailure {
         broken: e.is_source_error(),
-        message: match mirror {
-            Some(m) => format!("fetched from mirror {m}: {e}"),
-            None => e.to_string(),
-        },
+        message: super::fetch::via_mirror(mirror.as_deref(), &e),
     }
 }
 
