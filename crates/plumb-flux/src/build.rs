@@ -220,7 +220,6 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     let cluster = Cluster {
         config: &config,
         discovery: &discovery,
-        checkout: sync::checkout(&root),
         fetched: Default::default(),
         file_systems: FileSystems::new(options.remote.clone()),
     };
@@ -261,7 +260,6 @@ impl Staging<'_> {
 struct Cluster<'a> {
     config: &'a Config,
     discovery: &'a Discovery,
-    checkout: sync::Checkout,
     /// Remote sources fetched so far, shared by every entry.
     fetched: crate::fetch::FetchOnce,
     /// One file system per source tree, shared by every entry.
@@ -426,7 +424,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         .iter()
         .map(cluster_sync_inference)
         .collect();
-    sources.checkout = cluster.checkout.clone();
+    sources.checkout = cluster.discovery.checkout.clone();
     let mut nodes: Vec<Node> = Vec::new();
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();

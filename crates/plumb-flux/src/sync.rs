@@ -196,6 +196,8 @@ pub struct Discovery {
     /// repository has no sync at all, they hold Flux Kustomizations, and no Kustomization
     /// builds their directory.
     pub bootstrap_entries: Vec<String>,
+    /// The git checkout holding the repository (read once, for discovery and the build).
+    pub checkout: Checkout,
 }
 
 impl Discovery {
@@ -216,7 +218,8 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
-    let checkout = checkout(root);
+    discovery.checkout = checkout(root);
+    let checkout = discovery.checkout.clone();
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
     };
