@@ -1,0 +1,1 @@
+//! (module schema: being written)

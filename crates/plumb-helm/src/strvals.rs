@@ -1,0 +1,1 @@
+//! (module strvals: being written)
