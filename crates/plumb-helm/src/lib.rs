@@ -17,3 +17,7 @@ pub mod release;
 pub mod schema;
 pub mod strvals;
 pub mod values;
+
+pub use helm::{CrdPolicy, Helm, HelmError, RenderError, Template};
+pub use release::{parse_manifest, post_render, release_name, release_namespace, Rendered};
+pub use schema::{prepare_offline, SchemaPlan};
