@@ -212,10 +212,14 @@ pub fn prepare_offline(chart_dir: &Path) -> Result<SchemaPlan, RenderError> {
     })
 }
 
-/// What must change: per file, the JSON path of each `$ref` to point at a shipped file.
+/// One `$ref` to point at a shipped file: its JSON path in the document, the shipped file
+/// (relative to the chart) and the fragment the reference keeps.
+type RefEdit = (Vec<String>, PathBuf, Option<String>);
+
+/// What must change: per file, the `$ref`s to point at shipped files.
 #[derive(Default)]
 struct Rewrites {
-    rewrites: BTreeMap<PathBuf, Vec<(Vec<String>, PathBuf, Option<String>)>>,
+    rewrites: BTreeMap<PathBuf, Vec<RefEdit>>,
     resolved: BTreeSet<(String, PathBuf)>,
     unresolved: BTreeSet<(String, String)>,
 }

@@ -528,3 +528,80 @@ fn helm_versions_are_checked() {
         .contains("absent"));
     assert_eq!(helm().version(), "v4.2.3");
 }
+
+#[test]
+fn a_real_render_post_rendered_as_helm_controller_would() {
+    let helm = helm();
+    let release = json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": "web", "namespace": "flux-apps"},
+        "spec": {
+            "targetNamespace": "apps",
+            "commonMetadata": {"labels": {"team": "web"}},
+            "postRenderers": [{"kustomize": {"images": [{"name": "ghcr.io/example/app", "newTag": "2.0"}]}}]
+        }
+    });
+    let name = plumb_helm::release_name(&release);
+    let namespace = plumb_helm::release_namespace(&release);
+    assert_eq!((name.as_str(), namespace.as_str()), ("apps-web", "apps"));
+    let values = app_values();
+    let t = Template {
+        chart_dir: &chart("app"),
+        release_name: &name,
+        namespace: &namespace,
+        values: &values,
+        kube_version: "1.33.0",
+        api_versions: &[],
+        crds: CrdPolicy::Create,
+        hooks: true,
+        is_upgrade: false,
+        skip_schema_validation: false,
+    };
+    let objects = parse_manifest(&helm.template(&t).unwrap()).unwrap();
+    let out = plumb_helm::post_render(&release, objects).unwrap();
+    let names: Vec<String> = out
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r.value["kind"].as_str().unwrap(),
+                r.value["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "CustomResourceDefinition/widgets.example.com",
+            "CustomResourceDefinition/gadgets.example.com",
+            "ConfigMap/apps-web-sub",
+            "Service/apps-web-app",
+            "Deployment/apps-web-app",
+            "Pod/apps-web-app-test",
+            "Job/apps-web-app-migrate",
+        ],
+        "the ConfigMap in crds/ is dropped, the order is helm's"
+    );
+    let origin = json!({"helm.toolkit.fluxcd.io/name": "web", "helm.toolkit.fluxcd.io/namespace": "flux-apps"});
+    assert_eq!(
+        out[0].value["metadata"]["labels"], origin,
+        "CRDs: origin labels only"
+    );
+    for o in &out[2..] {
+        let labels = &o.value["metadata"]["labels"];
+        assert_eq!(labels["team"], "web", "{}", o.value);
+        assert_eq!(labels["helm.toolkit.fluxcd.io/namespace"], "flux-apps");
+    }
+    let image = |kind: &str| {
+        let o = out.iter().find(|o| o.value["kind"] == kind).unwrap();
+        o.value["spec"]["template"]["spec"]["containers"][0]["image"].clone()
+    };
+    assert_eq!(image("Deployment"), "ghcr.io/example/app:2.0");
+    assert_eq!(
+        image("Job"),
+        "ghcr.io/example/app:2.0",
+        "combined: hooks are post-rendered too"
+    );
+    assert!(out[6].hook && out[6].source.as_deref() == Some("app/templates/hooks.yaml"));
+}

@@ -277,7 +277,7 @@ fn kustomize(patches: Value, images: Value) -> Value {
 
 #[test]
 fn kustomize_post_renderer_cases() {
-    let json6902_patch = "- op: test\n  path: /metadata/annotations/c\n  value: foo\n- op: remove\n  path: /metadata/annotations/c\n- op: add\n  path: /metadata/annotations/c\n  value: [ \"foo\", \"bar\" ]\n- op: replace\n  path: /metadata/annotations/c\n  value: \"42\"\n- op: move\n  from: /metadata/annotations/c\n  path: /metadata/annotations/d\n- op: copy\n  from: /metadata/annotations/d\n  path: /metadata/annotations/e\n";
+    let json6902_patch = "- op: test\n  path: /metadata/annotations/c\n  value: foo\n- op: remove\n  path: /metadata/annotations/c\n- op: add\n  path: /metadata/annotations/c\n  value: [ \"foo\", \"bar\" ]\n- op: replace\n  path: /metadata/annotations/c\n  value: 42\n- op: move\n  from: /metadata/annotations/c\n  path: /metadata/annotations/d\n- op: copy\n  from: /metadata/annotations/d\n  path: /metadata/annotations/e\n";
     let cases = [
         (
             "image tag",
