@@ -605,3 +605,63 @@ fn a_real_render_post_rendered_as_helm_controller_would() {
     );
     assert!(out[6].hook && out[6].source.as_deref() == Some("app/templates/hooks.yaml"));
 }
+
+#[test]
+fn a_packed_subchart_with_a_url_ref_skips_validation_with_a_note() {
+    let helm = helm();
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("parent");
+    std::fs::create_dir_all(parent.join("charts")).unwrap();
+    std::fs::write(
+        parent.join("Chart.yaml"),
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n  - name: schema-remote\n    version: 0.1.0\n",
+    )
+    .unwrap();
+    let packed = Command::new(helm.path())
+        .arg("package")
+        .arg(chart("schema-remote"))
+        .arg("--destination")
+        .arg(parent.join("charts"))
+        .output()
+        .unwrap();
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+
+    let plan = prepare_offline(&parent).unwrap();
+    assert!(plan.skip_validation);
+    assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+    assert!(
+        plan.notes[0].contains("charts/schema-remote-0.1.0.tgz")
+            && plan.notes[0].contains("kubernetesjsonschema.invalid"),
+        "{}",
+        plan.notes[0]
+    );
+    let values = json!({});
+    let without = helm
+        .template(&schema_template(&parent, &values, false))
+        .unwrap_err();
+    assert!(
+        without.to_string().contains("kubernetesjsonschema.invalid"),
+        "{without}"
+    );
+    let ours = helm
+        .template(&schema_template(
+            &plan.chart_dir,
+            &values,
+            plan.skip_validation,
+        ))
+        .unwrap();
+    let direct = helm_direct(
+        &helm,
+        "s",
+        &parent,
+        "{}\n",
+        &["--kube-version", "1.33.0", "--skip-schema-validation"],
+    )
+    .unwrap();
+    assert_eq!(objects(&ours), objects(&direct));
+    assert_eq!(kinds(&ours), ["ConfigMap/s-remote"]);
+}
