@@ -263,9 +263,10 @@ impl Parser {
         }
         let next = self.until(&['[', '.', '=']);
         if !next.text().is_empty() {
+            // Helm formats the runes themselves, so Go prints a list of quoted characters.
             let message = format!(
                 "unexpected data at end of array index: {}",
-                go_quote(next.text())
+                go_quote_runes(next.text())
             );
             return (list, fail(message));
         }
@@ -431,23 +432,43 @@ pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
+        escape_into(&mut out, c, '"');
     }
     out.push('"');
     out
+}
+
+/// Go's `%q` of a `[]rune`: `['a' 'b']`.
+fn go_quote_runes(s: &str) -> String {
+    let quoted: Vec<String> = s
+        .chars()
+        .map(|c| {
+            let mut out = String::from("'");
+            escape_into(&mut out, c, '\'');
+            out.push('\'');
+            out
+        })
+        .collect();
+    format!("[{}]", quoted.join(" "))
+}
+
+/// One character as Go's `strconv` quoting writes it between `quote` characters.
+fn escape_into(out: &mut String, c: char, quote: char) {
+    match c {
+        c if c == quote => {
+            out.push('\\');
+            out.push(c);
+        }
+        '\\' => out.push_str("\\\\"),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c => out.push(c),
+    }
 }

@@ -54,7 +54,10 @@ fn run(objects: Objects, references: Value, values: &str) -> Result<Value, Value
 fn merges() {
     let mut objects = config_map(
         "values",
-        &[("values.yaml", "flat: value\nnested:\n  configuration: value\n")],
+        &[(
+            "values.yaml",
+            "flat: value\nnested:\n  configuration: value\n",
+        )],
     );
     objects.extend(secret(
         "values",
@@ -162,7 +165,12 @@ fn optional_values_reference_to_non_existing_secret() {
 
 #[test]
 fn values_reference_to_non_existing_config_map() {
-    let err = run(vec![], json!([{"kind": "ConfigMap", "name": "missing"}]), "").unwrap_err();
+    let err = run(
+        vec![],
+        json!([{"kind": "ConfigMap", "name": "missing"}]),
+        "",
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "could not resolve ConfigMap chart values reference 'missing' with key 'values.yaml': configmaps \"missing\" not found"
@@ -343,7 +351,10 @@ fn replace_path_value_outer_inner() {
 
 #[test]
 fn replace_path_value_inline_list() {
-    assert_eq!(replaced("name", "{a,b,c}"), json!({"name": ["a", "b", "c"]}));
+    assert_eq!(
+        replaced("name", "{a,b,c}"),
+        json!({"name": ["a", "b", "c"]})
+    );
 }
 
 #[test]
@@ -403,7 +414,10 @@ fn replace_path_literal_value_value_with_commas_is_preserved() {
 
 #[test]
 fn replace_path_literal_value_value_with_braces_is_preserved_not_parsed_as_inline_list() {
-    assert_eq!(replaced_literal("name", "{a,b,c}"), json!({"name": "{a,b,c}"}));
+    assert_eq!(
+        replaced_literal("name", "{a,b,c}"),
+        json!({"name": "{a,b,c}"})
+    );
 }
 
 #[test]

@@ -48,7 +48,11 @@ fn target_path_before_a_config_map_wins_over_spec_values() {
     let got = compose_with(
         &[
             (SECRET, "s", &[("replicas", "3")]),
-            (CONFIG_MAP, "web", &[("values.yaml", "web:\n  image: nginx\n")]),
+            (
+                CONFIG_MAP,
+                "web",
+                &[("values.yaml", "web:\n  image: nginx\n")],
+            ),
         ],
         json!([target("replicas", "web.replicas"), {"kind": "ConfigMap", "name": "web"}]),
         Some(json!({"web": {"replicas": 5}})),
@@ -64,7 +68,11 @@ fn target_path_after_a_config_map_loses_to_spec_values() {
     let got = compose_with(
         &[
             (SECRET, "s", &[("replicas", "3")]),
-            (CONFIG_MAP, "web", &[("values.yaml", "web:\n  image: nginx\n")]),
+            (
+                CONFIG_MAP,
+                "web",
+                &[("values.yaml", "web:\n  image: nginx\n")],
+            ),
         ],
         json!([{"kind": "ConfigMap", "name": "web"}, target("replicas", "web.replicas")]),
         Some(json!({"web": {"replicas": 5}})),
@@ -206,7 +214,10 @@ fn target_path_values_are_typed_as_helm_set_types_them() {
         ("empty", ""),
         ("big", "99999999999999999999"),
     ];
-    let references: Vec<Value> = data.iter().map(|(k, _)| target(k, &format!("v.{k}"))).collect();
+    let references: Vec<Value> = data
+        .iter()
+        .map(|(k, _)| target(k, &format!("v.{k}")))
+        .collect();
     let got = compose_with(&[(SECRET, "s", data)], Value::Array(references), None).unwrap();
     assert_eq!(
         got,
@@ -232,10 +243,26 @@ fn target_path_value_with_a_comma_sets_another_key() {
 #[test]
 fn target_path_through_a_scalar_fails_as_helm_does() {
     let cases = [
-        (json!({"a": "text"}), "a.b", "string, not map[string]interface {}"),
-        (json!({"a": null}), "a.b", "nil, not map[string]interface {}"),
-        (json!({"a": 3}), "a.b", "float64, not map[string]interface {}"),
-        (json!({"a": {"b": 1}}), "a[0]", "map[string]interface {}, not []interface {}"),
+        (
+            json!({"a": "text"}),
+            "a.b",
+            "string, not map[string]interface {}",
+        ),
+        (
+            json!({"a": null}),
+            "a.b",
+            "nil, not map[string]interface {}",
+        ),
+        (
+            json!({"a": 3}),
+            "a.b",
+            "float64, not map[string]interface {}",
+        ),
+        (
+            json!({"a": {"b": 1}}),
+            "a[0]",
+            "map[string]interface {}, not []interface {}",
+        ),
     ];
     for (values, path, conversion) in cases {
         let err = compose_with(
@@ -279,7 +306,11 @@ fn values_data_is_read_as_yaml_1_1() {
 #[test]
 fn empty_or_null_data_is_no_values() {
     let got = compose_with(
-        &[(CONFIG_MAP, "cm", &[("a", ""), ("b", "null\n"), ("c", "# nothing\n")])],
+        &[(
+            CONFIG_MAP,
+            "cm",
+            &[("a", ""), ("b", "null\n"), ("c", "# nothing\n")],
+        )],
         json!([{"kind": "ConfigMap", "name": "cm", "valuesKey": "a"},
                {"kind": "ConfigMap", "name": "cm", "valuesKey": "b"},
                {"kind": "ConfigMap", "name": "cm", "valuesKey": "c"}]),
@@ -341,18 +372,42 @@ fn from_spec_refuses_what_the_crd_refuses() {
     let cases = [
         (json!({"name": "x"}), "kind: Required value"),
         (json!({"kind": "ConfigMap"}), "name: Required value"),
-        (json!({"kind": "ConfigMap", "name": ""}), "name: Invalid value"),
-        (json!({"kind": "ConfigMap", "name": "x", "valuesKey": "a/b"}), "valuesKey: Invalid value"),
-        (json!({"kind": "ConfigMap", "name": "x", "targetPath": "a=b"}), "targetPath: Invalid value"),
-        (json!({"kind": "ConfigMap", "name": "x", "targetPath": "a[123456]"}), "targetPath: Invalid value"),
-        (json!({"kind": "ConfigMap", "name": "x", "targetPath": "a[]"}), "targetPath: Invalid value"),
-        (json!({"kind": "ConfigMap", "name": "x", "optional": "yes"}), "optional: must be a boolean"),
-        (json!({"kind": "ConfigMap", "name": 3}), "name: must be a string"),
+        (
+            json!({"kind": "ConfigMap", "name": ""}),
+            "name: Invalid value",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": "x", "valuesKey": "a/b"}),
+            "valuesKey: Invalid value",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": "x", "targetPath": "a=b"}),
+            "targetPath: Invalid value",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": "x", "targetPath": "a[123456]"}),
+            "targetPath: Invalid value",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": "x", "targetPath": "a[]"}),
+            "targetPath: Invalid value",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": "x", "optional": "yes"}),
+            "optional: must be a boolean",
+        ),
+        (
+            json!({"kind": "ConfigMap", "name": 3}),
+            "name: must be a string",
+        ),
         (json!("ConfigMap/x"), "must be an object"),
     ];
     for (entry, expected) in cases {
         let err = ValuesReference::from_spec(&entry).unwrap_err();
-        assert!(matches!(err, ValuesError::InvalidReference(_)), "{entry}: {err:?}");
+        assert!(
+            matches!(err, ValuesError::InvalidReference(_)),
+            "{entry}: {err:?}"
+        );
         assert!(err.to_string().contains(expected), "{entry}: {err}");
     }
     assert!(ValuesReference::from_spec(

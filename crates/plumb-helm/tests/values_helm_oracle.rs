@@ -1,0 +1,174 @@
+//! The `--set` parser checked against a real Helm (4.2, the version helm-controller v1.6
+//! builds with): `helm template -f base.yaml --set LINE` renders `.Values` as JSON, and
+//! [`plumb_helm::strvals::parse_into`] on the same base must give the same values, or fail with
+//! the message Helm prints. Helm's `--set` is `strvals.ParseInto` into the values read from
+//! `-f`, and `--set-string` is `ParseIntoString`, exactly what chartutil calls for a
+//! `targetPath`; a base read from YAML also gives Go's own types (`float64` numbers) to the
+//! type-assertion errors.
+//!
+//! Helm comes from `PLUMB_HELM` (scripts/test installs it with scripts/ensure-helm and sets
+//! it), else the workspace's `target/test-venv/bin/helm`.
+
+use plumb_helm::strvals::{parse_into, parse_into_string};
+use plumb_helm::values::merge_values_files;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn helm() -> PathBuf {
+    if let Ok(path) = std::env::var("PLUMB_HELM") {
+        return PathBuf::from(path);
+    }
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/helm");
+    assert!(
+        local.exists(),
+        "PLUMB_HELM is not set and {} does not exist: run scripts/ensure-helm (scripts/test does)",
+        local.display()
+    );
+    local
+}
+
+/// A chart whose only template prints `.Values` as JSON in a ConfigMap.
+fn chart(dir: &Path) -> PathBuf {
+    let chart = dir.join("oracle");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: oracle\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "").unwrap();
+    std::fs::write(
+        chart.join("templates/values.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: values\ndata:\n  values: {{ toJson .Values | quote }}\n",
+    )
+    .unwrap();
+    chart
+}
+
+/// What Helm makes of `line` over `base`: the values, or its error message.
+fn helm_result(
+    helm: &Path,
+    chart: &Path,
+    dir: &Path,
+    base: &str,
+    line: &str,
+    strings: bool,
+) -> Result<Value, String> {
+    let base_file = dir.join("base.yaml");
+    std::fs::write(&base_file, base).unwrap();
+    let flag = if strings { "--set-string" } else { "--set" };
+    let output = Command::new(helm)
+        .args(["template", "oracle"])
+        .arg(chart)
+        .arg("-f")
+        .arg(&base_file)
+        .args([flag, line])
+        .args(["--kube-version", "1.33.0"])
+        .env("HELM_CACHE_HOME", dir.join("cache"))
+        .env("HELM_CONFIG_HOME", dir.join("config"))
+        .env("HELM_DATA_HOME", dir.join("data"))
+        .output()
+        .unwrap();
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let message = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("Error: failed parsing --set data: "))
+            .or_else(|| {
+                stderr
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Error: failed parsing --set-string data: "))
+            })
+            .unwrap_or_else(|| panic!("{line}: helm failed otherwise: {stderr}"));
+        return Err(message.to_string());
+    }
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let docs = plumb_yaml::parse_documents("rendered", &stdout).unwrap();
+    let text = docs
+        .iter()
+        .find_map(|d| d.str_at(&["data", "values"]))
+        .unwrap_or_else(|| panic!("{line}: no values in helm's output:\n{stdout}"));
+    Ok(serde_json::from_str(text).unwrap())
+}
+
+/// Ours, over the base read as the crate reads values (YAML 1.1 through JSON, as Helm's `-f`).
+fn ours(base: &str, line: &str, strings: bool) -> Result<Value, String> {
+    let read = merge_values_files(&[("base.yaml".to_string(), base.to_string())]).unwrap();
+    let Value::Object(mut dest) = read else {
+        panic!("base is not a map: {read}")
+    };
+    let result = if strings {
+        parse_into_string(line, &mut dest)
+    } else {
+        parse_into(line, &mut dest)
+    };
+    result.map(|()| Value::Object(dest)).map_err(|e| e.0)
+}
+
+/// `n` and `y` are booleans in YAML 1.1 (as `-f` reads them): a key `false`, an item `true`.
+const BASE: &str =
+    "web:\n  list: [x, y]\n  n: 5\n  num: 5\n  nothing: null\ntop: [1, 2]\ns: text\nratio: 1.5\n";
+
+#[test]
+fn set_lines_read_as_helm_reads_them() {
+    let rows: &[(&str, &str, bool)] = &[
+        ("", "a=1,b=true,c=False,d=00,e=-3,f=1.5,g=+7,h=0", false),
+        ("", "a.b.c=x,a.d=y", false),
+        ("", "a\\.b=1,c\\[0\\]=2", false),
+        ("", "list[0]=a,list[3]=b", false),
+        ("", "n[1][1]=1", false),
+        ("", "x={a,b,c},y={}", false),
+        ("", "x={1,true,null}", false),
+        ("", "name1.name2[1].foo=bar,name1.name2[0].foo=baz", false),
+        ("", "a=x=y,b=one two", false),
+        ("", "a=with\\,commas,b=back\\\\slash", false),
+        ("", "a=1,b=true,c=null,d={1,2}", true),
+        ("", "a=multi\nline", false),
+        ("", "a=x,b", false),
+        ("", "a=x,b,c=d", false),
+        ("", "a[x]=1", false),
+        ("", "a[-1]=1", false),
+        ("", "a[65537]=1", false),
+        ("", "a.=b", false),
+        ("", "a={x", false),
+        ("", "a[0]b=c", false),
+        ("", "a[0]b\\'\n=c", false),
+        ("", "a.b=c,a=d,a.e=f", false),
+        (BASE, "web.list[0]=v", false),
+        (BASE, "web.list[3]=v", false),
+        (BASE, "top[1]=9", false),
+        (BASE, "web.n=7,web.m=1", false),
+        (BASE, "web.nothing=1", false),
+        (BASE, "s.x=1", false),
+        (BASE, "top.x=1", false),
+        (BASE, "web[0]=1", false),
+        (BASE, "web.n[0]=1", false),
+        (BASE, "web.num[0]=1", false),
+        (BASE, "web.false.x=1", false),
+        (BASE, "web.nothing.x=1", false),
+        (BASE, "ratio.x=1", false),
+        (BASE, "top[0][0]=1", false),
+        (BASE, "top[0].a=1", false),
+    ];
+    let helm = helm();
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart(dir.path());
+    let mut failed = Vec::new();
+    for (base, line, strings) in rows {
+        let expected = helm_result(&helm, &chart, dir.path(), base, line, *strings);
+        let got = ours(base, line, *strings);
+        if got != expected {
+            failed.push(format!(
+                "{line:?} (strings: {strings}): helm {expected:?}, plumb {got:?}"
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} differ from helm:\n{}",
+        failed.len(),
+        rows.len(),
+        failed.join("\n")
+    );
+}
