@@ -11,7 +11,7 @@
 
 use plumb_helm::strvals::{parse_into, parse_into_string};
 use plumb_helm::values::merge_values_files;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
