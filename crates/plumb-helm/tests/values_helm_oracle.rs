@@ -172,3 +172,60 @@ fn set_lines_read_as_helm_reads_them() {
         failed.join("\n")
     );
 }
+
+/// Every number as the `float64` Go holds: the crate keeps YAML integers exact, Helm rounds them
+/// (and rounds them the same way again when it reads the values the crate hands it).
+fn as_floats(value: Value) -> Value {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Value::Array(items) => Value::Array(items.into_iter().map(as_floats).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, as_floats(v))).collect())
+        }
+        other => other,
+    }
+}
+
+/// Values YAML read as Helm reads `-f` and a chart's `values.yaml` (every document through
+/// `sigs.k8s.io/yaml`), which is also how chartutil reads `valuesFrom` data, one document at a time.
+#[test]
+fn values_yaml_read_as_helm_reads_it() {
+    let texts = [
+        "a: yes\nb: no\nc: on\nd: off\ne: y\nf: n\ng: ~\nh: Null\ni: True\nj: YES\n",
+        "oct: 0644\nhex: 0x1F\nbig: 12345678901234567890\nhuge: 123456789012345678901234567890\nneg: -12\nflt: 1.50\nexp: 1e3\nunder: 1_000\nsinf: '.inf'\n",
+        "date: 2024-01-02\nts: 2024-01-02T03:04:05Z\nquoted: '2024-01-02'\n",
+        "1: one\n2.5: float\ntrue: bool\n0x10: hexkey\n1e7: big\n",
+        "base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\nlist: &l [1, 2]\ncopy: *l\n",
+        "a: 1\nb: {c: 2}\n---\nb: {d: 3}\n---\n",
+        "lit: |\n  line1\n  line2\nfold: >\n  a\n  b\nkeep: |+\n  x\n\nstrip: |-\n  y\n",
+        "a: 1\na: 2\n",
+        "empty:\nlist: []\nmap: {}\nnested: {a: [ {b: null} ]}\n",
+    ];
+    let helm = helm();
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart(dir.path());
+    let mut failed = Vec::new();
+    for text in texts {
+        let expected =
+            helm_result(&helm, &chart, dir.path(), text, "plumb=oracle", false).map(|mut v| {
+                v.as_object_mut().unwrap().remove("plumb");
+                as_floats(v)
+            });
+        let got = merge_values_files(&[("values.yaml".to_string(), text.to_string())])
+            .map(as_floats)
+            .map_err(|e| e.to_string());
+        if got != expected {
+            failed.push(format!("{text:?}: helm {expected:?}, plumb {got:?}"));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} differ from helm:\n{}",
+        failed.len(),
+        texts.len(),
+        failed.join("\n")
+    );
+}
