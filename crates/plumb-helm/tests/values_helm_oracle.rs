@@ -6,8 +6,8 @@
 //! `targetPath`; a base read from YAML also gives Go's own types (`float64` numbers) to the
 //! type-assertion errors.
 //!
-//! Helm comes from `PLUMB_HELM` (scripts/test installs it with scripts/ensure-helm and sets
-//! it), else the workspace's `target/test-venv/bin/helm`.
+//! Helm is found as the crate finds it (`PLUMB_HELM`, which scripts/test sets after
+//! scripts/ensure-helm, else `PATH`); a missing Helm is a failure, never a skip.
 
 use plumb_helm::strvals::{parse_into, parse_into_string};
 use plumb_helm::values::merge_values_files;
@@ -16,16 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn helm() -> PathBuf {
-    if let Ok(path) = std::env::var("PLUMB_HELM") {
-        return PathBuf::from(path);
+    match plumb_helm::Helm::find() {
+        Ok(helm) => helm.path().to_path_buf(),
+        Err(e) => panic!(
+            "this test needs Helm: run scripts/ensure-helm and set PLUMB_HELM to target/test-venv/bin/helm ({e})"
+        ),
     }
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/helm");
-    assert!(
-        local.exists(),
-        "PLUMB_HELM is not set and {} does not exist: run scripts/ensure-helm (scripts/test does)",
-        local.display()
-    );
-    local
 }
 
 /// A chart whose only template prints `.Values` as JSON in a ConfigMap.
