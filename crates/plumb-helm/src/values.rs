@@ -288,6 +288,81 @@ pub fn compose(
     source: &dyn ValuesSource,
     values: Option<&Value>,
 ) -> Result<Value, ValuesError> {
+    let tree = compose_tree(references, source, values)?;
+    Ok(Value::Object(GoValue::map_to_json(&tree)))
+}
+
+/// The composed values ready for `helm template`: [`compose`]'s values, to be written to a
+/// values file, and the `--set` arguments that must follow that file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelmValues {
+    /// The values, as [`compose`] gives them.
+    pub values: Value,
+    /// One `--set` line per integer a `targetPath` set (`path=digits`, keys escaped). Helm reads
+    /// every number of a values file as a `float64`, but helm-controller hands Helm the `int64`
+    /// Helm's `--set` parser made: templates print `1000000` (not `1e+06`), keep integers
+    /// above 2^53 exact and see `kindOf` `int64`. Setting them again with `--set` after the file
+    /// gives Helm the same `int64`s.
+    pub int64_set: Vec<String>,
+}
+
+/// [`compose`], with what it takes to hand the values to a `helm` program as helm-controller
+/// hands them to Helm in-process (see [`HelmValues::int64_set`]).
+pub fn compose_for_helm(
+    references: &[ValuesReference],
+    source: &dyn ValuesSource,
+    values: Option<&Value>,
+) -> Result<HelmValues, ValuesError> {
+    let tree = compose_tree(references, source, values)?;
+    let mut int64_set = Vec::new();
+    collect_int64(
+        &GoValue::Map(tree.clone()),
+        &mut String::new(),
+        &mut int64_set,
+    );
+    Ok(HelmValues {
+        values: Value::Object(GoValue::map_to_json(&tree)),
+        int64_set,
+    })
+}
+
+/// `--set` lines for every `int64` under `value`, whose `--set` path so far is `path`.
+fn collect_int64(value: &GoValue, path: &mut String, out: &mut Vec<String>) {
+    match value {
+        GoValue::Int(i) => out.push(format!("{path}={i}")),
+        GoValue::Map(map) => {
+            for (key, child) in &map.borrow().entries {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                for c in key.chars() {
+                    if matches!(c, '\\' | '.' | '[' | ',' | '=') {
+                        path.push('\\');
+                    }
+                    path.push(c);
+                }
+                collect_int64(child, path, out);
+                path.truncate(len);
+            }
+        }
+        GoValue::List(items) => {
+            for (i, child) in items.borrow().iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                collect_int64(child, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn compose_tree(
+    references: &[ValuesReference],
+    source: &dyn ValuesSource,
+    values: Option<&Value>,
+) -> Result<MapRef, ValuesError> {
     let spec_values = match values {
         Some(Value::Object(map)) => GoValue::map_from_json(map),
         _ => MapRef::default(),
@@ -356,8 +431,7 @@ pub fn compose(
             })?;
         result = merge_trees(&result, &read);
     }
-    let result = merge_trees(&result, &spec_values);
-    Ok(Value::Object(GoValue::map_to_json(&result)))
+    Ok(merge_trees(&result, &spec_values))
 }
 
 fn not_found(reference: &ValuesReference, detail: String) -> ValuesError {

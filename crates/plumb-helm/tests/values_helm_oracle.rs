@@ -225,3 +225,82 @@ fn values_yaml_read_as_helm_reads_it() {
         failed.join("\n")
     );
 }
+
+/// helm-controller hands Helm the `int64` that `--set` parsing makes of a `targetPath` integer;
+/// a values file would make it a `float64` (`1e+06` in a template). The `--set` lines of
+/// `compose_for_helm` after the file restore the `int64`, and leave YAML numbers `float64`.
+#[test]
+fn target_path_integers_reach_helm_as_int64() {
+    use plumb_helm::values::{compose_for_helm, ValuesKind, ValuesReference};
+    use std::collections::BTreeMap;
+
+    let helm = helm();
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart(dir.path());
+    std::fs::write(
+        chart.join("templates/kinds.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kinds\ndata:\n  kinds: {{ printf \"%v %s|%v %s|%v %s|%v %s\" .Values.big (kindOf .Values.big) .Values.web.list (kindOf (index .Values.web.list 1)) (index .Values \"a.b\") (kindOf (index .Values \"a.b\")) .Values.other (kindOf .Values.other) | quote }}\n",
+    )
+    .unwrap();
+    let references: Vec<ValuesReference> = [
+        // First, so that the longer list is stored in `spec.values`' own `web` map.
+        serde_json::json!({"kind": "Secret", "name": "s", "valuesKey": "big", "targetPath": "web.list[1]"}),
+        serde_json::json!({"kind": "Secret", "name": "s", "valuesKey": "big", "targetPath": "big"}),
+        serde_json::json!({"kind": "Secret", "name": "s", "valuesKey": "small", "targetPath": "a\\.b"}),
+    ]
+    .iter()
+    .map(|e| ValuesReference::from_spec(e).unwrap())
+    .collect();
+    let source = |_: ValuesKind, _: &str| {
+        Some(BTreeMap::from([
+            ("big".to_string(), "1000000".to_string()),
+            ("small".to_string(), "-7".to_string()),
+        ]))
+    };
+    let spec = serde_json::json!({"other": 1000000, "web": {"list": ["x"]}});
+    let composed = compose_for_helm(&references, &source, Some(&spec)).unwrap();
+    assert_eq!(
+        composed.int64_set,
+        ["web.list[1]=1000000", "big=1000000", "a\\.b=-7"]
+    );
+
+    let render = |set: &[String]| {
+        let values_file = dir.path().join("composed.json");
+        std::fs::write(&values_file, composed.values.to_string()).unwrap();
+        let mut command = Command::new(&helm);
+        command
+            .args(["template", "oracle"])
+            .arg(&chart)
+            .arg("-f")
+            .arg(&values_file)
+            .args([
+                "--show-only",
+                "templates/kinds.yaml",
+                "--kube-version",
+                "1.33.0",
+            ])
+            .env("HELM_CACHE_HOME", dir.path().join("cache"))
+            .env("HELM_CONFIG_HOME", dir.path().join("config"))
+            .env("HELM_DATA_HOME", dir.path().join("data"));
+        for line in set {
+            command.args(["--set", line]);
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let docs = plumb_yaml::parse_documents("rendered", &stdout).unwrap();
+        docs[0].str_at(&["data", "kinds"]).unwrap().to_string()
+    };
+    assert_eq!(
+        render(&composed.int64_set),
+        "1000000 int64|[x 1000000] int64|-7 int64|1e+06 float64"
+    );
+    assert_eq!(
+        render(&[]),
+        "1e+06 float64|[x 1e+06] float64|-7 float64|1e+06 float64"
+    );
+}

@@ -81,6 +81,49 @@ fn target_path_after_a_config_map_loses_to_spec_values() {
     assert_eq!(got, json!({"web": {"image": "nginx", "replicas": 5}}));
 }
 
+/// After one `targetPath`, the result holds `spec.values`' own maps, so the next `targetPath`
+/// merges them with themselves into new maps: its write lands there, and the final merge of
+/// `spec.values` puts 5 back (an in-place list write still reaches the shared list).
+#[test]
+fn a_second_target_path_no_longer_reaches_spec_values_maps() {
+    let objects: Objects<'_> = &[(SECRET, "s", &[("replicas", "3"), ("v", "v")])];
+    let spec = json!({"web": {"replicas": 5, "list": ["x"]}});
+    let got = compose_with(
+        objects,
+        json!([target("v", "other"), target("replicas", "web.replicas")]),
+        Some(spec.clone()),
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        json!({"web": {"replicas": 5, "list": ["x"]}, "other": "v"})
+    );
+    let got = compose_with(
+        objects,
+        json!([
+            target("v", "other"),
+            target("v", "web.list[1]"),
+            target("v", "web.list[0]")
+        ]),
+        Some(spec.clone()),
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        json!({"web": {"replicas": 5, "list": ["v"]}, "other": "v"})
+    );
+    let got = compose_with(
+        objects,
+        json!([target("replicas", "web.replicas"), target("v", "other")]),
+        Some(spec),
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        json!({"web": {"replicas": 3, "list": ["x"]}, "other": "v"})
+    );
+}
+
 /// A write inside a `spec.values` list (index within its length) is made in the list itself.
 #[test]
 fn target_path_inside_a_spec_values_list_is_kept() {
