@@ -21,3 +21,7 @@ pub mod values;
 pub use helm::{CrdPolicy, Helm, HelmError, RenderError, Template};
 pub use release::{parse_manifest, post_render, release_name, release_namespace, Rendered};
 pub use schema::{prepare_offline, SchemaPlan};
+pub use values::{
+    compose, compose_for_helm, merge_values_files, HelmValues, ValuesError, ValuesKind,
+    ValuesReference, ValuesSource,
+};
