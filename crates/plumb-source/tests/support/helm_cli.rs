@@ -81,6 +81,12 @@ impl Helm {
         self.run(&args);
     }
 
+    /// `helm repo index DIR`: an `index.yaml` whose URLs are the `.tgz` names, relative.
+    pub fn repo_index(&self, dir: &Path) -> String {
+        self.run(&["repo", "index", dir.to_str().unwrap()]);
+        fs::read_to_string(dir.join("index.yaml")).unwrap()
+    }
+
     /// Writes a chart `name` at `version` under `parent` and packages it.
     pub fn chart(&self, parent: &Path, name: &str, version: &str) -> PathBuf {
         let dir = write_chart(parent, name, version, "");
