@@ -18,7 +18,7 @@ use semver::Version;
 use crate::error::OciError;
 use crate::helm::{ChartArtifact, ChartError};
 use crate::oci::{LayerOperation, LayerSelector, OciRef, OciSource, HELM_CHART_LAYER};
-use crate::semver_range::{tag_version, Range};
+use crate::semver_range::Range;
 use crate::{Cache, Credentials, Mode};
 
 /// A chart of a HelmRepository of `type: oci`.
@@ -70,6 +70,27 @@ impl OciChartSource {
     }
 }
 
+/// Whether `text` is one version as fluxcd/pkg's `version.ParseVersion` reads it (three
+/// dot-separated parts, Masterminds' looser parsing: a `v` prefix, leading zeros): then
+/// source-controller pulls that tag without listing any.
+fn is_version(text: &str) -> bool {
+    let core = text.strip_prefix('v').unwrap_or(text);
+    let core = core.split_once('+').map_or(core, |(c, build)| {
+        if build.is_empty() {
+            ""
+        } else {
+            c
+        }
+    });
+    let (core, pre) = core.split_once('-').unwrap_or((core, "x"));
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && !pre.is_empty()
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A version as Helm's registry client lists tags: strict semver (no `v`), `_` read as `+`.
 fn listed_version(tag: &str) -> Option<Version> {
     Version::parse(&tag.replace('_', "+")).ok()
@@ -87,7 +108,7 @@ impl Cache {
         mode: Mode,
     ) -> Result<ChartArtifact, ChartError> {
         let wanted = source.version.trim();
-        if tag_version(wanted).is_some() {
+        if is_version(wanted) {
             let oci = source.oci(OciRef::tag(wanted.replace('+', "_")));
             let artifact = match self.fetch_oci(&oci, Mode::Offline) {
                 Ok(artifact) => artifact,
@@ -266,5 +287,15 @@ mod tests {
         );
         assert_eq!(listed_version("v1.0.0"), None);
         assert_eq!(listed_version("latest"), None);
+    }
+
+    #[test]
+    fn versions_as_fluxcd_parse_version_reads_them() {
+        for exact in ["1.2.3", "v1.2.3", "2025.02.03", "1.0.0-rc.1", "1.0.0+build.5"] {
+            assert!(is_version(exact), "{exact}");
+        }
+        for range in ["1.2", "*", "", ">=1.0.0", "1.x.0", "1.2.3 - 1.4.0", "~1.2.3", "1.0.0-"] {
+            assert!(!is_version(range), "{range}");
+        }
     }
 }
