@@ -7,7 +7,7 @@ use crate::model::Source;
 use crate::postbuild::ObjectLookup;
 use crate::sops::AgeKeys;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A source's tree, fetched or from the cache.
@@ -17,6 +17,20 @@ pub struct Fetched {
     pub dir: PathBuf,
     /// As source-controller reports it: `main@sha1:<commit>`, `latest@sha256:<digest>`.
     pub revision: String,
+}
+
+/// A chart fetched or built, ready for `helm template`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedChart {
+    /// The chart's directory (absolute), holding `Chart.yaml`.
+    pub dir: PathBuf,
+    /// The chart's name, from its `Chart.yaml`.
+    pub name: String,
+    /// The chart's version, from its `Chart.yaml` (for a repository: the version chosen).
+    pub version: String,
+    /// `sha256:<hex>` of the artifact: the chart `.tgz` for a fetched chart, the built tree
+    /// for a built one.
+    pub digest: String,
 }
 
 /// Why a source's tree cannot be had.
@@ -67,6 +81,43 @@ pub trait Fetcher: Send + Sync + std::fmt::Debug {
     ) -> Result<Fetched, Unfetched> {
         let _ = secret;
         self.fetch(source)
+    }
+
+    /// A chart of a HelmRepository (an HTTP index, or `type: oci`) by name and version (an
+    /// exact version or a range), with the credentials of the repository's `spec.secretRef`
+    /// when the build has that Secret.
+    fn fetch_chart(
+        &self,
+        repository: &Source,
+        chart: &str,
+        version: &str,
+        secret: Option<&SecretData>,
+    ) -> Result<FetchedChart, Unfetched> {
+        let _ = (repository, chart, version, secret);
+        Err(Unfetched::Unsupported(
+            "HelmRepository charts are not supported by this fetcher".into(),
+        ))
+    }
+
+    /// The chart an OCIRepository holds (a HelmRelease's `spec.chartRef`).
+    fn fetch_chart_ref(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<FetchedChart, Unfetched> {
+        let _ = (source, secret);
+        Err(Unfetched::Unsupported(
+            "charts from an OCIRepository are not supported by this fetcher".into(),
+        ))
+    }
+
+    /// A chart directory of a fetched tree (GitRepository, Bucket, this repository), packaged
+    /// as source-controller does: its missing dependencies resolved.
+    fn build_chart(&self, dir: &Path) -> Result<FetchedChart, Unfetched> {
+        let _ = dir;
+        Err(Unfetched::Unsupported(
+            "building charts from a directory is not supported by this fetcher".into(),
+        ))
     }
 
     /// `base` with the trees of a GitRepository's `spec.include` copied in.

@@ -30,6 +30,15 @@ impl fmt::Debug for RegistryLogin {
 }
 
 impl RegistryLogin {
+    /// Credentials given directly (a Secret's `username` and `password`).
+    pub(crate) fn new(username: &str, password: &str, origin: &str) -> RegistryLogin {
+        RegistryLogin {
+            username: username.to_owned(),
+            password: password.to_owned(),
+            origin: origin.to_owned(),
+        }
+    }
+
     /// The value of a Basic `Authorization` header.
     pub(crate) fn basic(&self) -> String {
         let pair = format!("{}:{}", self.username, self.password);

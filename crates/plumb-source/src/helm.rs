@@ -41,6 +41,8 @@ pub struct HelmChartSource {
 pub struct ChartArtifact {
     /// The chart's directory (holding `Chart.yaml`).
     pub dir: PathBuf,
+    /// The chart's name.
+    pub name: String,
     /// The chart version chosen, as the index writes it.
     pub version: String,
     /// The `.tgz`'s digest, `sha256:<hex>`.
@@ -139,6 +141,22 @@ pub enum ChartError {
         version: String,
         cache: PathBuf,
     },
+    /// A chart of a HelmRepository of `type: oci` could not be fetched from the registry.
+    #[error("HelmRepository {repo_url}: chart {chart} version {version:?}: {source}")]
+    Oci {
+        repo_url: String,
+        chart: String,
+        version: String,
+        /// Boxed to keep every `Result` of this error small.
+        #[source]
+        source: Box<crate::OciError>,
+    },
+    /// The OCIRepository a `spec.chartRef` names could not be fetched.
+    #[error("chart of {0}")]
+    OciRepository(#[source] Box<crate::OciError>),
+    /// The artifact fetched is not a Helm chart.
+    #[error("{url} does not hold a Helm chart: {message}")]
+    NotAChart { url: String, message: String },
     /// The cache directory cannot be written.
     #[error("HelmRepository {repo_url}: chart {chart}: cache directory {} is not writable: {source}", dir.display())]
     CacheNotWritable {
@@ -148,6 +166,30 @@ pub enum ChartError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl ChartError {
+    /// Whether the repository answered and the chart is wrong (no such chart or version, a
+    /// digest that does not match, a corrupt archive), as opposed to a fetch that could not be
+    /// done here (unreachable, refused credentials, offline, the cache not writable).
+    pub fn is_source_error(&self) -> bool {
+        match self {
+            ChartError::HttpStatus { status, .. } => matches!(status, 404 | 410),
+            ChartError::TooLarge { .. }
+            | ChartError::InvalidIndex { .. }
+            | ChartError::ChartNotInIndex { .. }
+            | ChartError::InvalidVersion { .. }
+            | ChartError::NoVersion { .. }
+            | ChartError::DigestMismatch { .. }
+            | ChartError::CorruptArchive { .. }
+            | ChartError::NotAChart { .. } => true,
+            ChartError::Oci { source, .. } => source.is_source_error(),
+            ChartError::OciRepository(source) => source.is_source_error(),
+            ChartError::Unreachable { .. }
+            | ChartError::NotCached { .. }
+            | ChartError::CacheNotWritable { .. } => false,
+        }
+    }
 }
 
 /// The sha256 digests (hex) of a chart archive that does not match its index entry.
@@ -284,6 +326,7 @@ impl Cache {
             .map_err(|e| not_writable(e.error))?;
         Ok(ChartArtifact {
             dir: revision.join(&source.chart),
+            name: source.chart.clone(),
             version: chosen.version,
             digest: format!("sha256:{actual}"),
         })
@@ -334,6 +377,7 @@ fn cached_tree(entry: &Path, name: &str, chart: &str, version: &str) -> Option<C
     crate::manage::touch(&revision);
     Some(ChartArtifact {
         dir,
+        name: chart.to_owned(),
         version: version.to_owned(),
         digest: format!("sha256:{tgz_digest}"),
     })

@@ -55,11 +55,13 @@
 mod archive;
 mod bucket;
 mod cache;
+mod chart_build;
 mod docker_config;
 mod error;
 mod fetch_remote;
 mod git;
 mod helm;
+mod helm_oci;
 mod ignore;
 mod include;
 mod manage;
@@ -73,9 +75,11 @@ mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
+pub use chart_build::{ChartBuildError, ChartMetadata};
 pub use error::{FetchError, OciError};
 pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};
+pub use helm_oci::OciChartSource;
 pub use include::{IncludeError, Included};
 pub use manage::{Entry, Removed};
 pub use mirror::{Mirror, Mirrors};

@@ -30,7 +30,7 @@ use crate::registry::{self, Client, RegistryError, Repository};
 use crate::semver_range::{self, Range};
 
 /// The layer media type of Helm charts, whose OCI tags write semver's `+` as `_`.
-const HELM_CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+pub(crate) const HELM_CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 
 /// An OCIRepository as plumb fetches it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,6 +48,9 @@ pub struct OciSource {
     /// The `.dockerconfigjson` of `spec.secretRef`, when the build has that Secret: used
     /// instead of the user's Docker configuration.
     pub docker_config_json: Option<String>,
+    /// The `username` and `password` of `spec.secretRef` (a HelmRepository of `type: oci`):
+    /// used before `docker_config_json` and the user's Docker configuration.
+    pub credentials: Option<crate::Credentials>,
 }
 
 /// `spec.ref` of an OCIRepository, field for field.
@@ -116,6 +119,9 @@ pub struct OciArtifact {
     /// The manifest's annotations (`org.opencontainers.image.revision`, `.source`, ...), which
     /// source-controller copies to the artifact's metadata.
     pub annotations: BTreeMap<String, String>,
+    /// The selected layer's digest (`sha256:<hex>`, the digest of the blob as pushed: a Helm
+    /// chart's `.tgz`), when the cache holds the manifest.
+    pub layer: Option<String>,
 }
 
 impl OciSource {
@@ -155,6 +161,7 @@ impl OciSource {
             insecure: spec["insecure"].as_bool().unwrap_or(false),
             ignore: spec["ignore"].as_str().map(str::to_string),
             docker_config_json: None,
+            credentials: None,
         })
     }
 }
@@ -257,6 +264,23 @@ impl Cache {
     }
 }
 
+impl OciSource {
+    /// The directory where this repository's resolutions are recorded (`oci/<sha256(url,
+    /// identity)>/refs`), for a caller that resolves a ref its own way (a Helm chart's version
+    /// range) and keeps its record beside the others.
+    pub(crate) fn refs_dir(&self, cache: &Cache) -> Result<PathBuf, OciError> {
+        Ok(OciFetch::new(cache, self)?.repo_dir.join("refs"))
+    }
+
+    /// Every tag of the repository, with the credentials a fetch would use.
+    pub(crate) fn list_tags(&self, cache: &Cache) -> Result<Vec<String>, OciError> {
+        let fetch = OciFetch::new(cache, self)?;
+        let client = Client::connect(&fetch.repo, self.insecure, fetch.credentials.as_ref())
+            .map_err(|e| fetch.remote(e, "the registry"))?;
+        client.tags().map_err(|e| fetch.remote(e, "the tag list"))
+    }
+}
+
 /// One fetch: the source, its parsed ref and URL, its credentials and cache entries.
 struct OciFetch<'a> {
     cache: &'a Cache,
@@ -282,13 +306,18 @@ impl<'a> OciFetch<'a> {
         };
         let repo = Repository::parse(&source.url).map_err(invalid)?;
         let pin = Pin::parse(&source.reference).map_err(invalid)?;
-        let credentials = match &source.docker_config_json {
-            Some(json) => docker_config::from_json(
+        let credentials = match (&source.credentials, &source.docker_config_json) {
+            (Some(c), _) => Ok(Some(RegistryLogin::new(
+                &c.username,
+                &c.password,
+                "the username and password of spec.secretRef",
+            ))),
+            (None, Some(json)) => docker_config::from_json(
                 json.as_bytes(),
                 &repo.registry,
                 "the .dockerconfigjson of spec.secretRef",
             ),
-            None => docker_config::for_registry(&repo.registry),
+            (None, None) => docker_config::for_registry(&repo.registry),
         };
         let credentials = credentials.map_err(|message| OciError::Registry {
             url: source.url.clone(),
@@ -350,8 +379,12 @@ impl<'a> OciFetch<'a> {
         crate::manage::touch(&dir);
         let file = (self.source.layer_selector.operation == LayerOperation::Copy)
             .then(|| dir.join(copy_name(digest)));
-        let annotations = fs::read(self.manifest_path(digest))
-            .ok()
+        let manifest = fs::read(self.manifest_path(digest)).ok();
+        let layer = manifest
+            .as_deref()
+            .and_then(|bytes| self.select_layer(bytes).ok())
+            .map(|l| l.digest);
+        let annotations = manifest
             .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
             .and_then(|m| m.get("annotations").and_then(|a| a.as_object()).cloned())
             .map(|map| {
@@ -366,6 +399,7 @@ impl<'a> OciFetch<'a> {
             digest: digest.to_owned(),
             file,
             annotations,
+            layer,
         })
     }
 

@@ -5,11 +5,12 @@
 
 use clap::Args;
 use plumb_flux::config::UserConfig;
-use plumb_flux::fetch::{Fetched, Fetcher, Include, SecretData, Unfetched};
+use plumb_flux::fetch::{Fetched, FetchedChart, Fetcher, Include, SecretData, Unfetched};
 use plumb_flux::model::Source;
 use plumb_source::{
-    BucketCredentials, BucketError, BucketSource, Cache, Credentials, GitSource, Included,
-    LayerOperation, Mirror, Mirrors, Mode, OciError, OciSource, SshKey,
+    BucketCredentials, BucketError, BucketSource, Cache, ChartArtifact, ChartError, Credentials,
+    GitSource, HelmChartSource, Included, LayerOperation, Mirror, Mirrors, Mode, OciChartSource,
+    OciError, OciSource, SshKey,
 };
 use std::path::{Path, PathBuf};
 
@@ -68,8 +69,8 @@ impl FetchArgs {
     }
 }
 
-/// Fetches GitRepositories and OCIRepositories through plumb-source; other kinds are not
-/// fetched yet.
+/// Fetches GitRepositories, OCIRepositories, Buckets and charts (HelmRepository, chartRef,
+/// chart directories of fetched trees) through plumb-source.
 #[derive(Debug)]
 pub struct SourceFetcher {
     cache: Cache,
@@ -93,6 +94,109 @@ impl SourceFetcher {
 impl Fetcher for SourceFetcher {
     fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
         self.fetch_with(source, None)
+    }
+
+    fn fetch_chart(
+        &self,
+        repository: &Source,
+        chart: &str,
+        version: &str,
+        secret: Option<&SecretData>,
+    ) -> Result<FetchedChart, Unfetched> {
+        let kind = repository.id.kind.as_str();
+        if kind != "HelmRepository" {
+            return Err(Unfetched::Unsupported(format!(
+                "charts are fetched from a HelmRepository, not a {kind}"
+            )));
+        }
+        let Some(url) = repository.url.as_deref() else {
+            return Err(Unfetched::Broken(format!(
+                "{} has no spec.url",
+                repository.id
+            )));
+        };
+        let mirrored = self.mirrors.rewrite(url);
+        let fetch_url = mirrored.as_deref().unwrap_or(url);
+        let _shown = self.progress.start(format!(
+            "{} chart {chart} {version} ({fetch_url})",
+            repository.id
+        ));
+        let credentials = secret.and_then(|s| {
+            Some(Credentials {
+                username: s.get("username")?.to_string(),
+                password: s.get("password")?.to_string(),
+            })
+        });
+        let fetched = if repository.spec["type"].as_str() == Some("oci") {
+            let source = OciChartSource {
+                repo_url: fetch_url.to_string(),
+                chart: chart.to_string(),
+                version: version.to_string(),
+                insecure: repository.spec["insecure"].as_bool().unwrap_or(false),
+                credentials,
+                docker_config_json: secret
+                    .and_then(|s| s.get(".dockerconfigjson"))
+                    .map(str::to_string),
+            };
+            self.cache.fetch_oci_chart(&source, self.mode)
+        } else {
+            let source = HelmChartSource {
+                repo_url: fetch_url.to_string(),
+                chart: chart.to_string(),
+                version: version.to_string(),
+                credentials,
+            };
+            self.cache.fetch_chart(&source, self.mode)
+        };
+        fetched
+            .map(fetched_chart)
+            .map_err(|e| chart_unfetched(mirrored.as_deref(), &e))
+    }
+
+    fn fetch_chart_ref(
+        &self,
+        source: &Source,
+        secret: Option<&SecretData>,
+    ) -> Result<FetchedChart, Unfetched> {
+        let kind = source.id.kind.as_str();
+        if kind != "OCIRepository" {
+            return Err(Unfetched::Unsupported(format!(
+                "a chartRef to a {kind} is not supported yet"
+            )));
+        }
+        let Some(url) = source.url.as_deref() else {
+            return Err(Unfetched::Broken(format!("{} has no spec.url", source.id)));
+        };
+        let mirrored = self.mirrors.rewrite(url);
+        let fetch_url = mirrored.as_deref().unwrap_or(url);
+        let _shown = self
+            .progress
+            .start(format!("{} chart ({fetch_url})", source.id));
+        let mut oci = OciSource::from_spec(fetch_url, &source.spec).map_err(|e| {
+            let message = via_mirror(mirrored.as_deref(), &e);
+            Unfetched::Broken(message)
+        })?;
+        oci.docker_config_json = secret
+            .and_then(|s| s.get(".dockerconfigjson"))
+            .map(str::to_string);
+        self.cache
+            .fetch_chart_ref(&oci, self.mode)
+            .map(fetched_chart)
+            .map_err(|e| chart_unfetched(mirrored.as_deref(), &e))
+    }
+
+    fn build_chart(&self, dir: &Path) -> Result<FetchedChart, Unfetched> {
+        let root = self.cache.tree_root(dir);
+        self.cache
+            .build_chart(&root, dir, &self.mirrors, self.mode)
+            .map(fetched_chart)
+            .map_err(|e| {
+                if e.is_source_error() {
+                    Unfetched::Broken(e.to_string())
+                } else {
+                    Unfetched::Failed(e.to_string())
+                }
+            })
     }
 
     fn compose(&self, base: &Fetched, includes: &[Include]) -> Result<Fetched, Unfetched> {
@@ -202,6 +306,26 @@ impl SourceFetcher {
                 revision: a.revision,
             })
             .map_err(failed)
+    }
+}
+
+fn fetched_chart(chart: ChartArtifact) -> FetchedChart {
+    FetchedChart {
+        dir: chart.dir,
+        name: chart.name,
+        version: chart.version,
+        digest: chart.digest,
+    }
+}
+
+/// A chart fetch's error: the repository wrong (no such chart or version, a digest mismatch)
+/// is broken, anything else (unreachable, offline and not cached) failed.
+fn chart_unfetched(mirror: Option<&str>, e: &ChartError) -> Unfetched {
+    let message = via_mirror(mirror, e);
+    if e.is_source_error() {
+        Unfetched::Broken(message)
+    } else {
+        Unfetched::Failed(message)
     }
 }
 
