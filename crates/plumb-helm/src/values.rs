@@ -36,7 +36,9 @@ use std::rc::Rc;
 /// The kind a `valuesFrom` entry reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ValuesKind {
+    /// A ConfigMap: its `data`.
     ConfigMap,
+    /// A Secret: its `data`, decoded.
     Secret,
 }
 
@@ -62,7 +64,9 @@ impl fmt::Display for ValuesKind {
 /// One `valuesFrom` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValuesReference {
+    /// What kind of object the entry reads.
     pub kind: ValuesKind,
+    /// The object's name, in the HelmRelease's namespace.
     pub name: String,
     /// The data key; `None` means `values.yaml`.
     pub values_key: Option<String>,
