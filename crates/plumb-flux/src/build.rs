@@ -40,6 +40,8 @@ pub struct Options {
     pub fetcher: Option<std::sync::Arc<dyn crate::fetch::Fetcher>>,
     /// Fetches kustomizations' remote bases and files; without one they are not built.
     pub remote: Option<std::sync::Arc<dyn plumb_kustomize::Remote>>,
+    /// Renders HelmReleases; without one they are not rendered.
+    pub renderer: Option<crate::helm_release::Renderer>,
 }
 
 /// One Flux Kustomization and what it builds.
@@ -123,6 +125,8 @@ pub struct EntryBuild {
     pub kustomizations: Vec<KustomizationBuild>,
     /// Every HelmRelease built, with the Kustomization that produced it.
     pub helm_releases: Vec<(HelmRelease, String)>,
+    /// What each HelmRelease renders ([`crate::helm_release`]), in the Kustomizations' order.
+    pub releases: Vec<crate::helm_release::ReleaseBuild>,
     /// Every source object built, with the Kustomization that produced it.
     pub sources: Vec<(Source, String)>,
     /// The source whose tree is this repository.
@@ -156,6 +160,7 @@ impl RepositoryBuild {
             e.diagnostics
                 .iter()
                 .chain(e.kustomizations.iter().flat_map(|k| k.diagnostics.iter()))
+                .chain(e.releases.iter().flat_map(|r| r.diagnostics.iter()))
         })
     }
 
@@ -221,6 +226,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         config: &config,
         discovery: &discovery,
         fetched: Default::default(),
+        charts: Default::default(),
         file_systems: FileSystems::new(options.remote.clone()),
     };
     let builds = entries
@@ -262,6 +268,8 @@ struct Cluster<'a> {
     discovery: &'a Discovery,
     /// Remote sources fetched so far, shared by every entry.
     fetched: crate::fetch::FetchOnce,
+    /// Charts fetched so far, shared by every entry.
+    charts: crate::helm_release::ChartOnce,
     /// One file system per source tree, shared by every entry.
     file_systems: FileSystems,
 }
@@ -590,6 +598,33 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     }
     let kustomizations: Vec<KustomizationBuild> =
         kustomizations.into_iter().map(|(_, k)| k).collect();
+    let releases = crate::helm_release::render_releases(
+        &kustomizations,
+        &bootstrap.objects,
+        &crate::helm_release::Inputs {
+            root,
+            fetcher: options.fetcher.as_deref(),
+            fetched: &cluster.fetched,
+            sources: &sources,
+            lookup: &produced,
+            keys: options.age_keys.as_deref(),
+            charts: &cluster.charts,
+            kube_version: crate::helm_release::capabilities::kube_version(
+                config.kubernetes_version.as_deref(),
+            ),
+        },
+        options.renderer.as_ref(),
+    )
+    .into_iter()
+    .map(|mut r| {
+        r.diagnostics = r
+            .diagnostics
+            .into_iter()
+            .map(|d| d.relative_to(root))
+            .collect();
+        r
+    })
+    .collect();
     let diagnostics = crate::dependencies::graph_diagnostics(&kustomizations, &helm_releases)
         .into_iter()
         .map(|d| d.relative_to(root))
@@ -598,6 +633,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         entry: entry.to_string(),
         kustomizations,
         helm_releases,
+        releases,
         sources: found_sources,
         repository_source,
         diagnostics,

@@ -56,6 +56,8 @@ pub struct Config {
     pub bootstrap: Vec<String>,
     /// URL prefixes rewritten before fetching (`mirrors:`), in the order listed.
     pub mirrors: Vec<MirrorRule>,
+    /// `kubernetesVersion:` (`"1.33"`, `"v1.33.2"`): what charts are rendered for.
+    pub kubernetes_version: Option<String>,
 }
 
 /// One `mirrors:` entry: fetch what is under `from` from `to` instead.
@@ -119,6 +121,19 @@ impl Config {
                     })?
                 }
                 "mirrors" => config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?,
+                "kubernetesVersion" => {
+                    let text = value.scalar_value().unwrap_or("");
+                    let bare = text.trim_start_matches('v');
+                    let parts: Vec<&str> = bare.split('.').collect();
+                    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+                    if !(2..=3).contains(&parts.len()) || !parts.iter().all(numeric) {
+                        return Err(fail(
+                            Some(value),
+                            format!("`kubernetesVersion` must be a version such as \"1.33\", not `{text}`"),
+                        ));
+                    }
+                    config.kubernetes_version = Some(bare.to_string());
+                }
                 "sources" => {
                     let items = value.as_sequence().ok_or_else(|| {
                         fail(Some(value), "`sources` must be a list of mappings".into())

@@ -69,6 +69,17 @@ pub enum Code {
     DependencyMissing,
     /// A `dependsOn` cycle.
     DependencyCycle,
+    /// A HelmRelease's chart cannot be had: no such chart, no version satisfies the range, a
+    /// corrupt archive, a `valuesFiles` entry that is missing.
+    ChartNotReady,
+    /// A `valuesFrom` ConfigMap or Secret (or its key) that is missing and not optional, or
+    /// whose data is not values.
+    ValuesNotFound,
+    /// `helm template` failed (a template error, `required`, a schema the values break) or
+    /// a post-renderer did.
+    RenderFailed,
+    /// A release renders differently twice with the same inputs.
+    RenderNondeterministic,
 }
 
 impl Code {
@@ -97,6 +108,10 @@ impl Code {
             Code::TwoWriters => "two-writers",
             Code::DependencyMissing => "dependency-missing",
             Code::DependencyCycle => "dependency-cycle",
+            Code::ChartNotReady => "chart-not-ready",
+            Code::ValuesNotFound => "values-not-found",
+            Code::RenderFailed => "render-failed",
+            Code::RenderNondeterministic => "render-nondeterministic",
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod diagnostic;
 pub mod fetch;
 pub mod generate;
 pub mod graph;
+pub mod helm_release;
 pub mod model;
 pub mod output;
 pub mod postbuild;

@@ -2,6 +2,7 @@
 //! `plumb.build/v1` JSON document (documented in `docs/build.md`).
 
 use crate::build::{EntryBuild, KustomizationBuild, RepositoryBuild, Status};
+use crate::helm_release::ReleaseBuild;
 use crate::model::ObjectRef;
 use crate::source::Inference;
 use serde_json::{json, Value};
@@ -22,6 +23,15 @@ pub struct Summary {
     pub objects: usize,
     /// flux-operator ResourceSets: the Flux objects they generate are not built yet.
     pub resource_sets: usize,
+    /// HelmReleases, and how many were rendered, failed, could not get their chart, or were
+    /// not rendered (no helm, a chart source plumb does not fetch, values it cannot know).
+    pub releases: usize,
+    pub rendered: usize,
+    pub releases_failed: usize,
+    pub releases_unavailable: usize,
+    pub releases_not_rendered: usize,
+    /// Objects the rendered releases produce.
+    pub release_objects: usize,
 }
 
 impl Summary {
@@ -43,6 +53,16 @@ impl Summary {
                 Status::Failed => self.failed += 1,
                 Status::NotBuilt(_) => self.not_built += 1,
                 Status::Unavailable(_) => self.unavailable += 1,
+            }
+        }
+        for r in &entry.releases {
+            self.releases += 1;
+            self.release_objects += r.objects.len();
+            match r.status {
+                Status::Built => self.rendered += 1,
+                Status::Failed => self.releases_failed += 1,
+                Status::NotBuilt(_) => self.releases_not_rendered += 1,
+                Status::Unavailable(_) => self.releases_unavailable += 1,
             }
         }
     }
@@ -83,6 +103,34 @@ impl fmt::Display for Summary {
             )?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))?;
+        if self.releases > 0 {
+            write!(
+                f,
+                "; {}: {} rendered",
+                plural(self.releases, "HelmRelease", "HelmReleases"),
+                self.rendered
+            )?;
+            if self.release_objects > 0 {
+                write!(
+                    f,
+                    " ({})",
+                    plural(self.release_objects, "object", "objects")
+                )?;
+            }
+            if self.releases_failed > 0 {
+                write!(f, ", {} failed", self.releases_failed)?;
+            }
+            if self.releases_unavailable > 0 {
+                write!(
+                    f,
+                    ", {} unavailable (chart could not be fetched)",
+                    self.releases_unavailable
+                )?;
+            }
+            if self.releases_not_rendered > 0 {
+                write!(f, ", {} not rendered", self.releases_not_rendered)?;
+            }
+        }
         if self.resource_sets > 0 {
             write!(
                 f,
@@ -152,6 +200,15 @@ impl RepositoryBuild {
                 out.push_str(&format!("# Source: {}\n", k.title()));
                 let values: Vec<&Value> = k.objects.iter().map(|o| &o.value).collect();
                 out.push_str(&plumb_yaml::write_stream(values));
+                for r in releases_of(entry, k).filter(|r| !r.objects.is_empty()) {
+                    out.push_str("---\n");
+                    if several {
+                        out.push_str(&format!("# Entry: {}\n", entry.entry));
+                    }
+                    out.push_str(&format!("# Source: {}\n", r.title()));
+                    let values: Vec<&Value> = r.objects.iter().map(|o| &o.value).collect();
+                    out.push_str(&plumb_yaml::write_stream(values));
+                }
             }
         }
         out
@@ -162,7 +219,8 @@ impl RepositoryBuild {
         let mut out = String::new();
         for entry in &self.entries {
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
-                for o in &k.objects {
+                let rendered = releases_of(entry, k).flat_map(|r| r.objects.iter());
+                for o in k.objects.iter().chain(rendered) {
                     out.push_str(&o.display_id());
                     out.push('\n');
                 }
@@ -178,6 +236,7 @@ impl RepositoryBuild {
         let mut errors = Vec::new();
         let mut assumptions = Vec::new();
         let mut entries = Vec::new();
+        let mut releases = Vec::new();
         for entry in &self.entries {
             assumptions.extend(
                 entry
@@ -195,6 +254,8 @@ impl RepositoryBuild {
                 "unavailable": s.unavailable,
                 "objects": s.objects,
                 "resource_sets": s.resource_sets,
+                "helm_releases": s.releases,
+                "rendered": s.rendered,
                 "seconds": entry.seconds,
             }));
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
@@ -219,6 +280,7 @@ impl RepositoryBuild {
                     }
                 }
                 kustomizations.push(item);
+                releases.extend(releases_of(entry, k).map(|r| release_json(&entry.entry, r)));
             }
             for d in &entry.diagnostics {
                 let mut v = json!(d);
@@ -233,9 +295,51 @@ impl RepositoryBuild {
         json!({
             "schema": "plumb.build/v1",
             "kustomizations": kustomizations,
+            "helm_releases": releases,
             "errors": errors,
             "assumptions": assumptions,
             "entries": entries,
         })
     }
+}
+
+/// The HelmReleases that Kustomization `k` of `entry` produced.
+fn releases_of<'a>(
+    entry: &'a EntryBuild,
+    k: &'a KustomizationBuild,
+) -> impl Iterator<Item = &'a ReleaseBuild> + 'a {
+    let key = k.key();
+    entry
+        .releases
+        .iter()
+        .filter(move |r| r.kustomization == key)
+}
+
+/// A HelmRelease as `-o json` lists it.
+fn release_json(entry: &str, r: &ReleaseBuild) -> Value {
+    let mut v = json!({
+        "entry": entry,
+        "namespace": r.namespace,
+        "name": r.name,
+        "kustomization": r.kustomization,
+        "release_name": r.release_name,
+        "release_namespace": r.release_namespace,
+        "chart": r.chart.as_ref().map(|c| json!({
+            "name": c.name,
+            "version": c.version,
+            "digest": c.digest,
+            "source": c.source,
+        })),
+        "status": r.status.as_str(),
+        "cached": r.cached,
+        "notes": r.notes,
+        "objects": r.objects.iter().map(|o| o.value.clone()).collect::<Vec<_>>(),
+        "errors": r.diagnostics,
+    });
+    if let (Status::NotBuilt(reason) | Status::Unavailable(reason), Some(map)) =
+        (&r.status, v.as_object_mut())
+    {
+        map.insert("reason".into(), json!(reason));
+    }
+    v
 }

@@ -140,6 +140,10 @@ pub struct Template<'a> {
     /// `--skip-schema-validation`: set from [`crate::schema::SchemaPlan`] (a `$ref` that cannot
     /// be resolved offline) or from `disableSchemaValidation`.
     pub skip_schema_validation: bool,
+    /// `--set` lines after the values file: the integers a `targetPath` gives, which
+    /// helm-controller hands Helm as int64 where a values file would make them float64
+    /// ([`crate::values::HelmValues::int64_set`]).
+    pub set: &'a [String],
 }
 
 impl Helm {
@@ -227,6 +231,10 @@ impl Helm {
         }
         if t.skip_schema_validation {
             args.push("--skip-schema-validation".into());
+        }
+        for line in t.set {
+            args.push("--set".into());
+            args.push(line.into());
         }
         args
     }

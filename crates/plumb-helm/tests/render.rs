@@ -95,6 +95,7 @@ fn install_with_crds_hooks_subchart_library_and_capabilities_matches_helm() {
         hooks: true,
         is_upgrade: false,
         skip_schema_validation: false,
+        set: &[],
     };
     let ours = helm.template(&t).unwrap();
     let direct = helm_direct(
@@ -192,6 +193,7 @@ fn upgrade_without_crds_hooks_or_subchart_matches_helm() {
         hooks: false,
         is_upgrade: true,
         skip_schema_validation: false,
+        set: &[],
     };
     let ours = helm.template(&t).unwrap();
     let direct = helm_direct(
@@ -232,6 +234,7 @@ fn a_failing_required_is_helms_error_verbatim() {
         hooks: true,
         is_upgrade: false,
         skip_schema_validation: false,
+        set: &[],
     };
     let err = helm.template(&t).unwrap_err();
     let direct = helm_direct(
@@ -276,6 +279,7 @@ fn a_random_value_differs_between_renders_and_nothing_else_does() {
         hooks: true,
         is_upgrade: false,
         skip_schema_validation: false,
+        set: &[],
     };
     let first = objects(&helm.template(&t).unwrap());
     let second = objects(&helm.template(&t).unwrap());
@@ -318,6 +322,7 @@ fn schema_template<'a>(dir: &'a Path, values: &'a Value, skip: bool) -> Template
         hooks: true,
         is_upgrade: false,
         skip_schema_validation: skip,
+        set: &[],
     }
 }
 
@@ -557,6 +562,7 @@ fn a_real_render_post_rendered_as_helm_controller_would() {
         hooks: true,
         is_upgrade: false,
         skip_schema_validation: false,
+        set: &[],
     };
     let objects = parse_manifest(&helm.template(&t).unwrap()).unwrap();
     let out = plumb_helm::post_render(&release, objects).unwrap();

@@ -74,6 +74,25 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                     let _ = writeln!(stderr, "    = via: {}", k.chain.join(" → "));
                 }
             }
+            for r in &entry.releases {
+                let line = match &r.status {
+                    Status::Built if verbosity.verbose > 1 => format!(
+                        "rendered HelmRelease {}: {} objects{}",
+                        r.key(),
+                        r.objects.len(),
+                        if r.cached { " (cached)" } else { "" }
+                    ),
+                    Status::Built => continue,
+                    Status::Failed => format!("failed HelmRelease {}", r.key()),
+                    Status::NotBuilt(reason) => {
+                        format!("not rendered HelmRelease {}: {reason}", r.key())
+                    }
+                    Status::Unavailable(reason) => {
+                        format!("unavailable HelmRelease {}: {reason}", r.key())
+                    }
+                };
+                let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+            }
         }
     }
     let _ = writeln!(stderr, "plumb: {line}");

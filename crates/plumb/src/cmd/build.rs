@@ -64,6 +64,7 @@ pub fn build(
         }
     };
     let remote = fetcher.as_ref().map(super::fetch::SourceFetcher::remote);
+    let renderer = super::helm::renderer(fetch);
     let options = Options {
         entries,
         mode,
@@ -71,6 +72,7 @@ pub fn build(
         fetcher: fetcher
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
         remote,
+        renderer,
     };
     build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());
@@ -142,7 +144,8 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     }
     // A source that could not be fetched leaves the build incomplete: not a success.
     let errors = report_diagnostics(&result, verbosity);
-    if errors || result.summary().unavailable > 0 {
+    let summary = result.summary();
+    if errors || summary.unavailable > 0 || summary.releases_unavailable > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -23,6 +23,9 @@ pub struct FetchArgs {
     /// directory, `~/.cache/plumb`).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Do not render HelmReleases (they are rendered by `helm` on PATH, or `PLUMB_HELM`).
+    #[arg(long)]
+    pub no_helm: bool,
 }
 
 impl FetchArgs {

@@ -6,6 +6,7 @@ pub mod check;
 pub mod explain;
 pub mod fetch;
 pub mod graph;
+pub mod helm;
 pub mod kustomize;
 pub mod progress;
 pub mod remote;

@@ -183,7 +183,7 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             providers.push((j, provider(ProviderKind::Crd, j, o)));
         }
         for &(j, o) in &releases {
-            if known_charts::installs(entry, o, group, kind) {
+            if release_installs(entry, o, group, kind) {
                 providers.push((j, provider(ProviderKind::HelmRelease, j, o)));
             }
         }
@@ -245,6 +245,24 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             object,
             verdict,
         });
+    }
+}
+
+/// Whether the HelmRelease `hr` installs the CRD of `group`/`kind`: measured from its render
+/// when it was rendered, else from the table of charts known to install CRDs.
+fn release_installs(entry: &EntryBuild, hr: &Object, group: &str, kind: &str) -> bool {
+    let rendered = entry.releases.iter().find(|r| {
+        r.status == plumb_flux::build::Status::Built
+            && r.name == hr.name()
+            && r.namespace == hr.namespace_or_default()
+    });
+    match rendered {
+        Some(r) => r.objects.iter().any(|o| {
+            o.is("apiextensions.k8s.io", "CustomResourceDefinition")
+                && o.str_at(&["spec", "group"]) == Some(group)
+                && o.str_at(&["spec", "names", "kind"]) == Some(kind)
+        }),
+        None => known_charts::installs(entry, hr, group, kind),
     }
 }
 

@@ -1,0 +1,709 @@
+//! helm-controller's part of a build: every HelmRelease the Kustomizations of a cluster
+//! produce, its chart fetched as source-controller fetches it ([`chart`]), its values composed
+//! as helm-controller composes them, rendered by a real `helm` and post-rendered in-process
+//! (crate plumb-helm), as a group of objects beside the Kustomization that produced it.
+//!
+//! Charts are rendered for the cluster as it stands once everything is reconciled: the API
+//! versions passed to helm are those of every CRD the build produces, the Kustomizations' and
+//! the releases' own (a release that adds a CRD is rendered again until the set is stable).
+//! Each render is kept in a cache keyed by all its inputs; one rendered for the first time is
+//! rendered twice, and a release whose two renders differ is reported: its controller would
+//! never converge.
+
+pub mod capabilities;
+mod chart;
+pub mod render_cache;
+
+use crate::build::{KustomizationBuild, Status};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fetch::{FetchOnce, FetchedChart, Fetcher, Unfetched};
+use crate::model::{Object, ObjectRef};
+use crate::postbuild::ObjectLookup;
+use crate::sops::AgeKeys;
+use crate::source::Sources;
+use plumb_helm::helm::{CrdPolicy, Helm, Template};
+use plumb_helm::values::{ValuesKind, ValuesReference, ValuesSource};
+use rayon::prelude::*;
+use render_cache::{Cached, RenderCache};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// How HelmReleases are rendered: the helm program, and where renders are kept.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    pub helm: Arc<Helm>,
+    pub cache: Option<RenderCache>,
+}
+
+/// A chart as `-o json` and the YAML group's title show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartInfo {
+    pub name: String,
+    pub version: String,
+    pub digest: String,
+    /// The source it came from, `Kind/namespace/name`.
+    pub source: String,
+}
+
+/// One HelmRelease and what it renders.
+#[derive(Debug, Clone)]
+pub struct ReleaseBuild {
+    pub namespace: String,
+    pub name: String,
+    /// The Kustomization whose objects hold it, `namespace/name`.
+    pub kustomization: String,
+    /// The Helm release name and namespace helm-controller gives it.
+    pub release_name: String,
+    pub release_namespace: String,
+    pub chart: Option<ChartInfo>,
+    /// The rendered objects, post-rendered, in helm's order.
+    pub objects: Vec<Object>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub status: Status,
+    /// Whether helm's output came from the render cache.
+    pub cached: bool,
+    /// What the render could not check as the cluster would (a chart's schema `$ref` to a URL
+    /// it does not ship: validation skipped offline).
+    pub notes: Vec<String>,
+}
+
+impl ReleaseBuild {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// `HelmRelease ns/name (chart app-template 4.1.1)`, as the YAML output's group comment
+    /// says it.
+    pub fn title(&self) -> String {
+        match &self.chart {
+            Some(c) => format!(
+                "HelmRelease {} (chart {} {} {}, from {})",
+                self.key(),
+                c.name,
+                c.version,
+                c.digest,
+                c.source
+            ),
+            None => format!("HelmRelease {}", self.key()),
+        }
+    }
+}
+
+/// What the releases of one cluster read.
+pub struct Inputs<'a> {
+    pub root: &'a Path,
+    pub fetcher: Option<&'a dyn Fetcher>,
+    pub fetched: &'a FetchOnce,
+    pub sources: &'a Sources,
+    pub lookup: &'a (dyn ObjectLookup + Sync),
+    pub keys: Option<&'a AgeKeys>,
+    pub charts: &'a ChartOnce,
+    /// `1.34.0`.
+    pub kube_version: String,
+}
+
+/// One chart's fetch, done by the first release that needs it.
+type Slot = Arc<OnceLock<Result<FetchedChart, Unfetched>>>;
+
+/// Fetches each chart at most once per build, however many releases use it.
+#[derive(Debug, Default)]
+pub struct ChartOnce {
+    results: Mutex<HashMap<String, Slot>>,
+}
+
+impl ChartOnce {
+    pub fn get(
+        &self,
+        key: &str,
+        fetch: impl FnOnce() -> Result<FetchedChart, Unfetched>,
+    ) -> Result<FetchedChart, Unfetched> {
+        let cell = {
+            let mut map = self.results.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(key.to_string()).or_default().clone()
+        };
+        cell.get_or_init(fetch).clone()
+    }
+}
+
+/// A release ready to render, or why it is not.
+struct Job<'a> {
+    hr: &'a Object,
+    kustomization: &'a KustomizationBuild,
+    release_name: String,
+    release_namespace: String,
+    prepared: Result<Prepared, Outcome>,
+}
+
+/// Everything `helm template` needs.
+struct Prepared {
+    chart: chart::Chart,
+    values: plumb_helm::values::HelmValues,
+    crds: CrdPolicy,
+    hooks: bool,
+    /// `install.disableSchemaValidation`.
+    skip_schema: bool,
+}
+
+/// A release that is not rendered.
+enum Outcome {
+    NotBuilt(String),
+    Unavailable(String),
+    Failed(Diagnostic),
+}
+
+/// Renders every HelmRelease of `kustomizations` (with `extra` objects, those applied at
+/// bootstrap, counted for the API versions). Without a renderer, each is reported not built.
+pub fn render_releases(
+    kustomizations: &[KustomizationBuild],
+    extra: &[Object],
+    inputs: &Inputs<'_>,
+    renderer: Option<&Renderer>,
+) -> Vec<ReleaseBuild> {
+    let found: Vec<(&Object, &KustomizationBuild)> = kustomizations
+        .iter()
+        .flat_map(|k| k.objects.iter().map(move |o| (o, k)))
+        .filter(|(o, _)| o.is(crate::model::HELM_GROUP, "HelmRelease"))
+        .collect();
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let Some(renderer) = renderer else {
+        return found
+            .into_iter()
+            .map(|(hr, k)| {
+                unrendered(
+                    hr,
+                    k,
+                    Outcome::NotBuilt("HelmReleases are not rendered (no helm)".into()),
+                )
+            })
+            .collect();
+    };
+    let jobs: Vec<Job<'_>> = found
+        .par_iter()
+        .map(|&(hr, k)| Job {
+            hr,
+            kustomization: k,
+            release_name: plumb_helm::release::release_name(&hr.value),
+            release_namespace: plumb_helm::release::release_namespace(&hr.value),
+            prepared: prepare(hr, inputs),
+        })
+        .collect();
+
+    let built: Vec<&Object> = kustomizations
+        .iter()
+        .flat_map(|k| k.objects.iter())
+        .chain(extra.iter())
+        .collect();
+    let mut api: BTreeSet<String> = capabilities::crd_api_versions(built.iter().copied());
+    for job in &jobs {
+        if let Ok(p) = &job.prepared {
+            api.extend(capabilities::crd_api_versions(
+                chart_crd_files(&p.chart.fetched.dir).iter(),
+            ));
+        }
+    }
+    // Render until the API versions the releases' own CRDs add are stable (at most three
+    // rounds: a CRD that appears only once another is served is rare).
+    let mut rounds = 0;
+    let rendered = loop {
+        rounds += 1;
+        let api_list: Vec<String> = api.iter().cloned().collect();
+        let rendered: Vec<Result<Rendered, Outcome>> = jobs
+            .par_iter()
+            .map(|job| match &job.prepared {
+                Ok(p) => render_one(job, p, &api_list, inputs, renderer),
+                Err(_) => Err(Outcome::NotBuilt(String::new())),
+            })
+            .collect();
+        let mut next = api.clone();
+        for r in rendered.iter().flatten() {
+            next.extend(capabilities::crd_api_versions(r.objects.iter()));
+        }
+        if next == api || rounds == 3 {
+            break rendered;
+        }
+        api = next;
+    };
+
+    let scopes = capabilities::crd_scopes(
+        built
+            .iter()
+            .copied()
+            .chain(rendered.iter().flatten().flat_map(|r| r.objects.iter())),
+    );
+    jobs.into_iter()
+        .zip(rendered)
+        .map(|(job, r)| finish(job, r, &scopes))
+        .collect()
+}
+
+/// A release rendered.
+struct Rendered {
+    objects: Vec<Object>,
+    notes: Vec<String>,
+    diagnostics: Vec<Diagnostic>,
+    cached: bool,
+}
+
+fn unrendered(hr: &Object, k: &KustomizationBuild, outcome: Outcome) -> ReleaseBuild {
+    let mut r = ReleaseBuild {
+        namespace: hr.namespace_or_default().to_string(),
+        name: hr.name().to_string(),
+        kustomization: k.key(),
+        release_name: plumb_helm::release::release_name(&hr.value),
+        release_namespace: plumb_helm::release::release_namespace(&hr.value),
+        chart: None,
+        objects: Vec::new(),
+        diagnostics: Vec::new(),
+        status: Status::Built,
+        cached: false,
+        notes: Vec::new(),
+    };
+    apply(&mut r, outcome, k);
+    r
+}
+
+fn apply(r: &mut ReleaseBuild, outcome: Outcome, k: &KustomizationBuild) {
+    match outcome {
+        Outcome::NotBuilt(why) => r.status = Status::NotBuilt(why),
+        Outcome::Unavailable(why) => r.status = Status::Unavailable(why),
+        Outcome::Failed(d) => {
+            r.diagnostics.push(d.with_chain(&chain(k, &r.key())));
+            r.status = Status::Failed;
+        }
+    }
+}
+
+fn chain(k: &KustomizationBuild, release: &str) -> Vec<String> {
+    let mut c = k.chain.clone();
+    c.push(format!("HelmRelease {release}"));
+    c
+}
+
+fn finish(
+    job: Job<'_>,
+    rendered: Result<Rendered, Outcome>,
+    scopes: &HashMap<(String, String), bool>,
+) -> ReleaseBuild {
+    let chart = job.prepared.as_ref().ok().map(|p| ChartInfo {
+        name: p.chart.fetched.name.clone(),
+        version: p.chart.fetched.version.clone(),
+        digest: p.chart.fetched.digest.clone(),
+        source: p.chart.source.to_string(),
+    });
+    let outcome = match (job.prepared, rendered) {
+        (Err(why), _) => Err(why),
+        (Ok(_), r) => r,
+    };
+    let mut out = ReleaseBuild {
+        namespace: job.hr.namespace_or_default().to_string(),
+        name: job.hr.name().to_string(),
+        kustomization: job.kustomization.key(),
+        release_name: job.release_name,
+        release_namespace: job.release_namespace,
+        chart,
+        objects: Vec::new(),
+        diagnostics: Vec::new(),
+        status: Status::Built,
+        cached: false,
+        notes: Vec::new(),
+    };
+    match outcome {
+        Ok(r) => {
+            let chain = chain(job.kustomization, &out.key());
+            out.objects = r
+                .objects
+                .into_iter()
+                .map(|o| with_namespace(o, &out.release_namespace, scopes))
+                .collect();
+            out.diagnostics = r
+                .diagnostics
+                .into_iter()
+                .map(|d| d.with_chain(&chain))
+                .collect();
+            out.cached = r.cached;
+            out.notes = r.notes;
+            if out.diagnostics.iter().any(Diagnostic::is_error) {
+                out.status = Status::Failed;
+            }
+        }
+        Err(why) => apply(&mut out, why, job.kustomization),
+    }
+    out
+}
+
+/// A namespaced object helm renders without a namespace is applied in the release's
+/// namespace.
+fn with_namespace(
+    mut object: Object,
+    namespace: &str,
+    scopes: &HashMap<(String, String), bool>,
+) -> Object {
+    if !object.namespace().is_empty() {
+        return object;
+    }
+    let namespaced = plumb_kustomize::schema::Schema::builtin()
+        .is_namespaced(object.api_version(), object.kind())
+        .or_else(|| {
+            scopes
+                .get(&(object.group().to_string(), object.kind().to_string()))
+                .copied()
+        })
+        .unwrap_or(true);
+    if namespaced {
+        if let Some(meta) = object
+            .value
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
+            meta.insert("namespace".into(), Value::String(namespace.to_string()));
+        }
+    }
+    object
+}
+
+/// The chart and the values of `hr`, or why it cannot be rendered.
+fn prepare(hr: &Object, inputs: &Inputs<'_>) -> Result<Prepared, Outcome> {
+    let chart = chart::chart_of(hr, inputs).map_err(|p| match p {
+        chart::ChartProblem::NotBuilt(why) => Outcome::NotBuilt(why),
+        chart::ChartProblem::Unavailable(why) => Outcome::Unavailable(why),
+        chart::ChartProblem::Failed(d) => Outcome::Failed(d),
+    })?;
+    let values = values_of(hr, inputs)?;
+    let spec = &hr.value["spec"];
+    // The build shows the cluster after install: install's CRD policy and hooks.
+    let crds = CrdPolicy::parse(spec["install"]["crds"].as_str()).map_err(|e| {
+        Outcome::Failed(
+            Diagnostic::error(Code::InvalidSpec, format!("spec.install.crds: {e}"))
+                .at(hr.node_at(&["spec", "install", "crds"])),
+        )
+    })?;
+    let hooks = spec["install"]["disableHooks"].as_bool() != Some(true);
+    let skip_schema = spec["install"]["disableSchemaValidation"].as_bool() == Some(true);
+    Ok(Prepared {
+        chart,
+        values,
+        crds,
+        hooks,
+        skip_schema,
+    })
+}
+
+/// The ConfigMaps and Secrets of the HelmRelease's namespace as the build produces them.
+struct Lookup<'a> {
+    inputs: &'a Inputs<'a>,
+    namespace: &'a str,
+    /// Referenced objects whose data the build cannot know.
+    unknown: Mutex<Vec<String>>,
+}
+
+impl ValuesSource for Lookup<'_> {
+    fn data(&self, kind: ValuesKind, name: &str) -> Option<BTreeMap<String, String>> {
+        let kind = match kind {
+            ValuesKind::ConfigMap => "ConfigMap",
+            ValuesKind::Secret => "Secret",
+        };
+        let who = format!("{kind} {}/{name}", self.namespace);
+        let Some(object) = self.inputs.lookup.find(kind, self.namespace, name) else {
+            if kind == "Secret" {
+                if let Some(s) = self.inputs.lookup.runtime_secret(self.namespace, name) {
+                    self.lock().push(format!(
+                        "{who} is created at runtime by {}: its values are not known",
+                        s.producer
+                    ));
+                }
+            }
+            return None;
+        };
+        let mut problems = Vec::new();
+        let data = crate::postbuild::data_of(object, self.inputs.keys, &mut problems);
+        if !problems.is_empty() {
+            self.lock().push(format!(
+                "{who} cannot be decrypted: its values are not known"
+            ));
+            return None;
+        }
+        Some(data.into_iter().collect())
+    }
+}
+
+impl Lookup<'_> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.unknown.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `valuesFrom` then `spec.values`, composed as helm-controller does.
+fn values_of(hr: &Object, inputs: &Inputs<'_>) -> Result<plumb_helm::values::HelmValues, Outcome> {
+    let spec = &hr.value["spec"];
+    let at = hr.node_at(&["spec", "valuesFrom"]);
+    let mut references = Vec::new();
+    for entry in spec["valuesFrom"].as_array().into_iter().flatten() {
+        let r = ValuesReference::from_spec(entry).map_err(|e| {
+            Outcome::Failed(Diagnostic::error(Code::InvalidSpec, format!("valuesFrom: {e}")).at(at))
+        })?;
+        references.push(r);
+    }
+    let lookup = Lookup {
+        inputs,
+        namespace: hr.namespace_or_default(),
+        unknown: Mutex::new(Vec::new()),
+    };
+    let values = spec.get("values").filter(|v| !v.is_null());
+    let composed = plumb_helm::values::compose_for_helm(&references, &lookup, values);
+    let unknown = lookup
+        .unknown
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unknown.into_iter().next() {
+        return Err(Outcome::NotBuilt(format!("valuesFrom: {why}")));
+    }
+    composed.map_err(|e| {
+        Outcome::Failed(Diagnostic::error(Code::ValuesNotFound, format!("valuesFrom: {e}")).at(at))
+    })
+}
+
+/// The CRDs a chart ships in `crds/` (its own and its unpacked subcharts'), read without
+/// rendering: they are not templates.
+fn chart_crd_files(dir: &Path) -> Vec<Object> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.join("crds")];
+    for entry in std::fs::read_dir(dir.join("charts"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        dirs.push(entry.path().join("crds"));
+    }
+    for d in dirs {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for doc in plumb_yaml::parse_documents(&path, &text).unwrap_or_default() {
+                if let Ok(value) = plumb_yaml::to_json(&doc) {
+                    out.push(Object {
+                        value,
+                        origin: None,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// helm's output for a release: from the cache, else rendered twice and compared.
+fn render_one(
+    job: &Job<'_>,
+    p: &Prepared,
+    api_versions: &[String],
+    inputs: &Inputs<'_>,
+    renderer: &Renderer,
+) -> Result<Rendered, Outcome> {
+    let at = job.hr.node_at(&["spec"]);
+    let chart = &p.chart.fetched;
+    let values_text = format!("{}\n{}", p.values.values, p.values.int64_set.join("\n"));
+    let override_text = p
+        .chart
+        .values_override
+        .as_ref()
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let crds = format!("{:?}", p.crds);
+    let hooks = format!("{} {}", p.hooks, p.skip_schema);
+    let api = api_versions.join(",");
+    let key = RenderCache::key(&[
+        "plumb-render-1",
+        renderer.helm.version(),
+        &chart.digest,
+        &override_text,
+        &values_text,
+        &job.release_name,
+        &job.release_namespace,
+        &inputs.kube_version,
+        &api,
+        &crds,
+        &hooks,
+    ]);
+    let (cached, hit) = match renderer.cache.as_ref().and_then(|c| c.get(&key)) {
+        Some(c) => (c, true),
+        None => {
+            let failed = |e: &dyn std::fmt::Display| {
+                Outcome::Failed(
+                    Diagnostic::error(
+                        Code::RenderFailed,
+                        format!(
+                            "chart {} {} ({}): {e}",
+                            chart.name, chart.version, p.chart.source
+                        ),
+                    )
+                    .at(at),
+                )
+            };
+            let staged =
+                staged_chart(chart, p.chart.values_override.as_ref()).map_err(|e| failed(&e))?;
+            let dir = staged.as_ref().map(|d| d.path()).unwrap_or(&chart.dir);
+            // Schema `$ref`s to URLs the chart ships are resolved to its files; any other
+            // cannot be read offline, and validation is skipped rather than failed.
+            let plan = plumb_helm::schema::prepare_offline(dir).map_err(|e| failed(&e))?;
+            let template = Template {
+                chart_dir: &plan.chart_dir,
+                release_name: &job.release_name,
+                namespace: &job.release_namespace,
+                values: &p.values.values,
+                set: &p.values.int64_set,
+                kube_version: &inputs.kube_version,
+                api_versions,
+                crds: p.crds,
+                hooks: p.hooks,
+                is_upgrade: false,
+                skip_schema_validation: p.skip_schema || plan.skip_validation,
+            };
+            let first = renderer.helm.template(&template).map_err(|e| failed(&e))?;
+            let second = renderer.helm.template(&template).map_err(|e| failed(&e))?;
+            let c = Cached {
+                differs: (second != first).then_some(second),
+                manifest: first,
+                notes: plan.notes.clone(),
+            };
+            if let Some(cache) = &renderer.cache {
+                cache.put(&key, &c);
+            }
+            (c, false)
+        }
+    };
+    let parse = |text: &str| {
+        plumb_helm::release::parse_manifest(text).map_err(|e| {
+            Outcome::Failed(
+                Diagnostic::error(
+                    Code::RenderFailed,
+                    format!(
+                        "chart {} {} renders invalid YAML: {e}",
+                        chart.name, chart.version
+                    ),
+                )
+                .at(at),
+            )
+        })
+    };
+    let tests = job.hr.value["spec"]["test"]["enable"].as_bool() == Some(true);
+    let objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
+        .into_iter()
+        .filter(|r| tests || !is_test_hook(r))
+        .collect();
+    let mut diagnostics = Vec::new();
+    if let Some(other) = &cached.differs {
+        let changed = differing(&objects, &parse(other)?);
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::RenderNondeterministic,
+                format!(
+                    "chart {} {} renders differently each time with the same values ({}): helm-controller would see a change at every reconciliation",
+                    chart.name,
+                    chart.version,
+                    changed.join(", ")
+                ),
+            )
+            .at(at)
+            .with_help("values that generate certificates, passwords or timestamps at render time: set them in values, or generate them outside the chart"),
+        );
+    }
+    let post = plumb_helm::release::post_render(&job.hr.value, objects).map_err(|e| {
+        Outcome::Failed(
+            Diagnostic::error(Code::RenderFailed, format!("postRenderers: {e}"))
+                .at(job.hr.node_at(&["spec", "postRenderers"]).or(at)),
+        )
+    })?;
+    Ok(Rendered {
+        notes: cached.notes.clone(),
+        objects: post
+            .into_iter()
+            .map(|r| Object {
+                value: r.value,
+                origin: None,
+            })
+            .collect(),
+        diagnostics,
+        cached: hit,
+    })
+}
+
+/// A `helm.sh/hook: test` object: helm-controller creates it only when it runs the release's
+/// tests (`spec.test.enable`).
+fn is_test_hook(r: &plumb_helm::release::Rendered) -> bool {
+    r.hook
+        && r.value["metadata"]["annotations"]["helm.sh/hook"]
+            .as_str()
+            .is_some_and(|h| {
+                h.split(',')
+                    .any(|w| matches!(w.trim(), "test" | "test-success"))
+            })
+}
+
+/// The objects (`Kind/name`) whose text differs between two renders.
+fn differing(
+    a: &[plumb_helm::release::Rendered],
+    b: &[plumb_helm::release::Rendered],
+) -> Vec<String> {
+    let id = |r: &plumb_helm::release::Rendered| {
+        format!(
+            "{}/{}",
+            r.value["kind"].as_str().unwrap_or(""),
+            r.value["metadata"]["name"].as_str().unwrap_or("")
+        )
+    };
+    let theirs: HashMap<String, &Value> = b.iter().map(|r| (id(r), &r.value)).collect();
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|r| theirs.get(&id(r)) != Some(&&r.value))
+        .map(id)
+        .collect();
+    if out.is_empty() {
+        out.push("the manifest text".into());
+    }
+    out
+}
+
+/// A chart whose `values.yaml` `valuesFiles` replace is rendered from a copy; any other from
+/// where it is.
+fn staged_chart(
+    chart: &FetchedChart,
+    values: Option<&Value>,
+) -> std::io::Result<Option<tempfile::TempDir>> {
+    let Some(values) = values else {
+        return Ok(None);
+    };
+    let tmp = tempfile::Builder::new().prefix("plumb-chart-").tempdir()?;
+    copy_tree(&chart.dir, tmp.path())?;
+    std::fs::write(
+        tmp.path().join("values.yaml"),
+        plumb_yaml::write_stream([values]),
+    )?;
+    Ok(Some(tmp))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// A HelmRelease's place for messages: `HelmRelease ns/name`.
+pub fn release_id(r: &ReleaseBuild) -> ObjectRef {
+    ObjectRef::new("HelmRelease", &r.namespace, &r.name)
+}

@@ -1,0 +1,479 @@
+//! `plumb build` rendering HelmReleases with a real helm (`PLUMB_HELM`, installed by
+//! scripts/ensure-helm): charts from an HTTP HelmRepository served on loopback, from a chart
+//! directory of the repository itself, and from an OCIRepository on a real `docker-registry`;
+//! each release's objects compared object by object with `helm template` run directly with the
+//! same values and flags; bad input (no such chart, no version satisfies, a missing values
+//! ConfigMap, a template error) reported at the HelmRelease's file and line while the rest
+//! builds; the render cache; `--no-helm`.
+
+#[path = "support/cli.rs"]
+mod cli;
+#[path = "../../plumb-source/tests/support/http_server.rs"]
+mod http_server;
+#[path = "../../plumb-source/tests/support/registry.rs"]
+mod registry;
+
+use assert_cmd::Command;
+use cli::write;
+use http_server::HttpServer;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The helm the test command installs; its absence fails the test.
+fn helm() -> PathBuf {
+    let path = std::env::var_os("PLUMB_HELM").map(PathBuf::from).expect(
+        "PLUMB_HELM is not set: run scripts/ensure-helm and export PLUMB_HELM (scripts/test does)",
+    );
+    assert!(
+        path.is_file(),
+        "PLUMB_HELM {} is not a file: run scripts/ensure-helm",
+        path.display()
+    );
+    path
+}
+
+fn run(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("helm runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Writes the chart `web` at `dir`: a Deployment with replicas and image from values, a
+/// ConfigMap through `tpl`, a CRD in `crds/`, a hook Job, and a template that fails with
+/// `required` when `fail` is set.
+fn web_chart(dir: &Path, version: &str) {
+    write(
+        dir,
+        "Chart.yaml",
+        &format!("apiVersion: v2\nname: web\nversion: {version}\n"),
+    );
+    write(
+        dir,
+        "values.yaml",
+        "replicas: 1\nimage: nginx:1.0\ngreeting: hello\nsettings:\n  mode: '{{ .Release.Name }}-mode'\n",
+    );
+    write(
+        dir,
+        "templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    chart: {{ .Chart.Name }}-{{ .Chart.Version }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n        - name: web\n          image: {{ .Values.image }}\n",
+    );
+    write(
+        dir,
+        "templates/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  mode: {{ tpl .Values.settings.mode . | quote }}\n{{- if .Capabilities.APIVersions.Has \"example.com/v1/Widget\" }}\n  widgets: served\n{{- end }}\n",
+    );
+    write(
+        dir,
+        "templates/required.yaml",
+        "{{- if .Values.fail }}\n{{ required \"a value for .Values.mustSet is required\" .Values.mustSet }}\n{{- end }}\n",
+    );
+    write(
+        dir,
+        "templates/hook.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: m\n          image: busybox\n",
+    );
+    write(
+        dir,
+        "crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema: {openAPIV3Schema: {type: object}}\n",
+    );
+}
+
+/// `helm package` of the chart at `dir` into `out`; the archive's bytes.
+fn package(dir: &Path, out: &Path) -> Vec<u8> {
+    let text = run(std::process::Command::new(helm())
+        .arg("package")
+        .arg(dir)
+        .arg("-d")
+        .arg(out));
+    let path = text.trim().rsplit(": ").next().unwrap().to_string();
+    std::fs::read(path).unwrap()
+}
+
+/// The objects of a YAML stream (helm's output), as JSON.
+fn objects_of(text: &str) -> Vec<Value> {
+    plumb_yaml::parse_documents("helm.yaml", text)
+        .unwrap()
+        .iter()
+        .map(|d| plumb_yaml::to_json(d).unwrap())
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// `plumb build -o json` on `repo`; exit code, the JSON document and stderr.
+fn build_json(repo: &Path, cache: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["build", "-v", "-o", "json", "--cache-dir"])
+        .arg(cache)
+        .args(extra)
+        .arg(repo)
+        .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
+        .env("PLUMB_HELM", helm())
+        .env("DOCKER_CONFIG", repo.join(".no-docker-config"))
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        doc,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn release<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["helm_releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no HelmRelease {name} in {doc:#}"))
+}
+
+/// What helm-controller adds to what `helm template` prints: its origin labels, and the
+/// release namespace on namespaced objects that name none (as it applies them).
+fn as_applied(mut v: Value, name: &str, namespace: &str) -> Value {
+    let cluster_scoped = v["kind"] == "CustomResourceDefinition";
+    let meta = v["metadata"].as_object_mut().unwrap();
+    if !cluster_scoped && !meta.contains_key("namespace") {
+        meta.insert("namespace".into(), namespace.into());
+    }
+    let labels = meta
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Default::default()))
+        .as_object_mut()
+        .unwrap();
+    labels.insert("helm.toolkit.fluxcd.io/name".into(), name.into());
+    labels.insert("helm.toolkit.fluxcd.io/namespace".into(), namespace.into());
+    v
+}
+
+/// `flux bootstrap`'s sync of `clusters/dev`.
+const CLUSTER: &str = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/platform\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+
+/// The cluster's Kustomization of `./apps`.
+const APPS: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+
+/// A repository synced by `flux bootstrap` whose `apps` Kustomization builds `./apps`.
+fn cluster(root: &Path) {
+    write(root, "clusters/dev/flux-system/gotk-sync.yaml", CLUSTER);
+    write(root, "clusters/dev/apps.yaml", APPS);
+}
+
+/// A repository whose `apps` Kustomization holds HelmReleases of the chart `web` from the
+/// HelmRepository at `repo_url`, and one of the chart directory `charts/local` of the
+/// repository itself.
+fn flux_repo(root: &Path, repo_url: &str) {
+    cluster(root);
+    write(
+        root,
+        "apps/sources.yaml",
+        &format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {{name: charts, namespace: apps}}\nspec:\n  interval: 1h\n  url: {repo_url}\n"),
+    );
+    write(
+        root,
+        "apps/values.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-values, namespace: apps}\ndata:\n  values.yaml: |\n    image: nginx:1.27\n    greeting: from-configmap\n",
+    );
+    let hr = |name: &str, version: &str, extra: &str| {
+        format!("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: apps}}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: web\n      version: \"{version}\"\n      sourceRef: {{kind: HelmRepository, name: charts}}\n{extra}")
+    };
+    let mut releases = String::new();
+    releases.push_str(&hr(
+        "web",
+        ">=1.0.0 <2.0.0",
+        "  valuesFrom:\n    - kind: ConfigMap\n      name: web-values\n    - kind: ConfigMap\n      name: absent-but-optional\n      optional: true\n  values:\n    replicas: 3\n",
+    ));
+    releases.push_str(&hr("no-version", "9.x", ""));
+    releases.push_str(&hr(
+        "no-values",
+        "1.0.0",
+        "  valuesFrom:\n    - kind: ConfigMap\n      name: not-there\n",
+    ));
+    releases.push_str(&hr("broken", "1.0.0", "  values:\n    fail: true\n"));
+    releases.push_str("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: no-chart, namespace: apps}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: nothing-of-that-name\n      sourceRef: {kind: HelmRepository, name: charts}\n");
+    releases.push_str("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: apps}\nspec:\n  interval: 1h\n  targetNamespace: team\n  chart:\n    spec:\n      chart: ./charts/local\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n      valuesFiles: [charts/local/values.yaml, charts/local/values-prod.yaml]\n");
+    write(root, "apps/releases.yaml", &releases);
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [sources.yaml, values.yaml, releases.yaml]\n",
+    );
+    web_chart(&root.join("charts/local"), "0.1.0");
+    write(root, "charts/local/values-prod.yaml", "replicas: 2\n");
+}
+
+/// The index of an HTTP Helm repository holding `web` at each version, with relative URLs (as
+/// `helm repo index` writes them).
+fn index(digests: &[(&str, String)]) -> String {
+    let mut text = "apiVersion: v1\nentries:\n  web:\n".to_string();
+    for (version, digest) in digests {
+        text.push_str(&format!(
+            "  - name: web\n    version: {version}\n    digest: {digest}\n    urls: [web-{version}.tgz]\n"
+        ));
+    }
+    text
+}
+
+fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Serves `web` 1.0.0 and 1.2.0 from a loopback HTTP Helm repository.
+fn serve_web(tmp: &Path) -> (HttpServer, PathBuf) {
+    let pkg = tmp.join("pkg");
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut digests = Vec::new();
+    for version in ["1.0.0", "1.2.0"] {
+        let src = tmp.join(format!("src/web-{version}"));
+        web_chart(&src, version);
+        let bytes = package(&src, &pkg);
+        digests.push((version, digest(&bytes)));
+        files.push((format!("/web-{version}.tgz"), bytes));
+    }
+    files.push(("/index.yaml".into(), index(&digests).into_bytes()));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let server = HttpServer::start_bytes(&refs);
+    (server, tmp.join("src/web-1.2.0"))
+}
+
+#[test]
+fn helm_releases_render_as_helm_template_renders_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server, chart_1_2) = serve_web(tmp.path());
+    let repo = tmp.path().join("repo");
+    flux_repo(&repo, &format!("http://127.0.0.1:{}", server.port));
+    let cache = tmp.path().join("cache");
+
+    let (code, doc, stderr) = build_json(&repo, &cache, &[]);
+    assert_eq!(
+        code,
+        Some(1),
+        "failed releases make the build fail: {stderr}"
+    );
+
+    // `web`: 1.2.0 is the highest in the range; valuesFrom, then spec.values.
+    let web = release(&doc, "web");
+    assert_eq!(web["status"], "built", "{web:#}");
+    assert_eq!(web["chart"]["version"], "1.2.0");
+    assert_eq!(web["release_name"], "web");
+    let values = tmp.path().join("web-values.yaml");
+    std::fs::write(
+        &values,
+        "image: nginx:1.27\ngreeting: from-configmap\nreplicas: 3\n",
+    )
+    .unwrap();
+    let expected = objects_of(&run(std::process::Command::new(helm())
+        .args(["template", "web"])
+        .arg(&chart_1_2)
+        .args([
+            "--namespace",
+            "apps",
+            "--kube-version",
+            "1.34.0",
+            "--include-crds",
+        ])
+        .args([
+            "--api-versions",
+            "example.com/v1",
+            "--api-versions",
+            "example.com/v1/Widget",
+        ])
+        .arg("-f")
+        .arg(&values)));
+    let expected: Vec<Value> = expected
+        .into_iter()
+        .map(|v| as_applied(v, "web", "apps"))
+        .collect();
+    let got = web["objects"].as_array().unwrap();
+    assert_eq!(got.len(), expected.len(), "{got:#?}");
+    for e in &expected {
+        assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
+    }
+    // The chart's own CRD is served to the chart (Capabilities), as in the cluster.
+    let cm = got.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    assert_eq!(cm["data"]["widgets"], "served");
+    assert_eq!(cm["data"]["mode"], "web-mode");
+
+    // A chart directory of the repository, valuesFiles replacing values.yaml, targetNamespace.
+    let local = release(&doc, "local");
+    assert_eq!(local["status"], "built", "{local:#}");
+    assert_eq!(local["release_name"], "team-local");
+    let deployment = local["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(deployment["metadata"]["namespace"], "team");
+    assert_eq!(deployment["metadata"]["name"], "team-local");
+
+    // Bad input: each a failed release with an error at the HelmRelease's file and line.
+    let at_line = |name: &str, code: &str, words: &[&str]| {
+        let r = release(&doc, name);
+        assert_eq!(r["status"], "failed", "{r:#}");
+        let e = &r["errors"][0];
+        assert_eq!(e["code"], code, "{e:#}");
+        assert_eq!(e["file"], "apps/releases.yaml", "{e:#}");
+        assert!(e["line"].as_u64().unwrap() > 1, "{e:#}");
+        let message = e["message"].as_str().unwrap();
+        for w in words {
+            assert!(message.contains(w), "{message:?} lacks {w:?}");
+        }
+    };
+    at_line("no-version", "chart-not-ready", &["web", "9.x"]);
+    at_line("no-chart", "chart-not-ready", &["nothing-of-that-name"]);
+    at_line("no-values", "values-not-found", &["not-there"]);
+    at_line(
+        "broken",
+        "render-failed",
+        &["web", "a value for .Values.mustSet is required"],
+    );
+    assert!(stderr.contains("apps/releases.yaml:"), "{stderr}");
+
+    // Everything else was built.
+    let apps = doc["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "apps")
+        .unwrap();
+    assert_eq!(apps["status"], "built");
+
+    // Unchanged releases come from the render cache the second time, with the same objects.
+    let (_, again, _) = build_json(&repo, &cache, &[]);
+    let web_again = release(&again, "web");
+    assert_eq!(web_again["cached"], true);
+    assert_eq!(web_again["objects"], web["objects"]);
+    assert_eq!(web["cached"], false);
+
+    // Offline, from the cache, with the server gone.
+    drop(server);
+    let (_, offline, stderr) = build_json(&repo, &cache, &["--offline"]);
+    assert_eq!(
+        release(&offline, "web")["objects"],
+        web["objects"],
+        "{stderr}"
+    );
+
+    // --no-helm: nothing rendered, said once, the Kustomizations still built.
+    let (code, none, stderr) = build_json(&repo, &cache, &["--no-helm"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(release(&none, "web")["status"], "not-built");
+    assert!(
+        !stderr.contains("warning: HelmReleases are not rendered"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_release_that_renders_differently_each_time_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    cluster(&repo);
+    write(
+        &repo,
+        "charts/random/Chart.yaml",
+        "apiVersion: v2\nname: random\nversion: 0.1.0\n",
+    );
+    write(
+        &repo,
+        "charts/random/templates/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: generated\nstringData:\n  password: {{ randAlphaNum 24 | quote }}\n",
+    );
+    write(
+        &repo,
+        "apps/release.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: random, namespace: apps}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/random\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n",
+    );
+    let cache = tmp.path().join("cache");
+    let (_, doc, stderr) = build_json(&repo, &cache, &[]);
+    let r = release(&doc, "random");
+    assert_eq!(r["status"], "built", "{r:#} {stderr}");
+    let e = &r["errors"][0];
+    assert_eq!(e["code"], "render-nondeterministic", "{r:#}");
+    assert_eq!(e["severity"], "warning");
+    assert!(
+        e["message"].as_str().unwrap().contains("Secret/generated"),
+        "{e:#}"
+    );
+    assert!(stderr.contains("--> apps/release.yaml:5"), "{stderr}");
+    // A cached render keeps saying so.
+    let (_, again, _) = build_json(&repo, &cache, &[]);
+    assert_eq!(
+        release(&again, "random")["errors"][0]["code"],
+        "render-nondeterministic"
+    );
+}
+
+#[test]
+fn a_chart_ref_to_an_oci_repository_renders_from_the_registry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = registry::Registry::start();
+    let src = tmp.path().join("src/web");
+    web_chart(&src, "2.0.0");
+    let tgz = tmp.path().join("pkg");
+    package(&src, &tgz);
+    run(std::process::Command::new(helm())
+        .arg("push")
+        .arg(tgz.join("web-2.0.0.tgz"))
+        .arg(format!("oci://{}/charts", registry.host()))
+        .arg("--plain-http"));
+    let repo = tmp.path().join("repo");
+    cluster(&repo);
+    write(
+        &repo,
+        "apps/release.yaml",
+        &format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {{name: web, namespace: apps}}\nspec:\n  interval: 1h\n  url: oci://{}/charts/web\n  ref: {{tag: 2.0.0}}\n  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: web, namespace: apps}}\nspec:\n  interval: 1h\n  chartRef: {{kind: OCIRepository, name: web}}\n  values: {{replicas: 4}}\n", registry.host()),
+    );
+    let cache = tmp.path().join("cache");
+    let (code, doc, stderr) = build_json(&repo, &cache, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let r = release(&doc, "web");
+    assert_eq!(r["status"], "built", "{r:#}");
+    assert_eq!(r["chart"]["version"], "2.0.0");
+    assert!(
+        r["chart"]["digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "{r:#}"
+    );
+    let deployment = r["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 4);
+    // The YAML output groups the release's objects after its Kustomization's.
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["build", "--cache-dir"])
+        .arg(&cache)
+        .arg(&repo)
+        .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
+        .env("PLUMB_HELM", helm())
+        .output()
+        .unwrap();
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    let ks = yaml
+        .find("# Source: Kustomization flux-system/apps")
+        .unwrap();
+    let hr = yaml
+        .find("# Source: HelmRelease apps/web (chart web 2.0.0")
+        .unwrap();
+    assert!(ks < hr, "{yaml}");
+}
