@@ -75,13 +75,9 @@ impl OciChartSource {
 /// source-controller pulls that tag without listing any.
 fn is_version(text: &str) -> bool {
     let core = text.strip_prefix('v').unwrap_or(text);
-    let core = core.split_once('+').map_or(core, |(c, build)| {
-        if build.is_empty() {
-            ""
-        } else {
-            c
-        }
-    });
+    let core = core
+        .split_once('+')
+        .map_or(core, |(c, build)| if build.is_empty() { "" } else { c });
     let (core, pre) = core.split_once('-').unwrap_or((core, "x"));
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
@@ -291,10 +287,25 @@ mod tests {
 
     #[test]
     fn versions_as_fluxcd_parse_version_reads_them() {
-        for exact in ["1.2.3", "v1.2.3", "2025.02.03", "1.0.0-rc.1", "1.0.0+build.5"] {
+        for exact in [
+            "1.2.3",
+            "v1.2.3",
+            "2025.02.03",
+            "1.0.0-rc.1",
+            "1.0.0+build.5",
+        ] {
             assert!(is_version(exact), "{exact}");
         }
-        for range in ["1.2", "*", "", ">=1.0.0", "1.x.0", "1.2.3 - 1.4.0", "~1.2.3", "1.0.0-"] {
+        for range in [
+            "1.2",
+            "*",
+            "",
+            ">=1.0.0",
+            "1.x.0",
+            "1.2.3 - 1.4.0",
+            "~1.2.3",
+            "1.0.0-",
+        ] {
             assert!(!is_version(range), "{range}");
         }
     }

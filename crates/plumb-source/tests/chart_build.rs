@@ -100,6 +100,14 @@ fn file_dependencies_come_from_the_same_tree_and_the_tree_is_not_written() {
     assert!(read(&built.dir, "charts/common/Chart.yaml").contains("name: common"));
     // An aliased dependency is renamed, as source-controller adds it.
     assert!(read(&built.dir, "charts/shared/Chart.yaml").contains("name: shared\n"));
+    // Helm renders the built chart with both copies of the dependency.
+    let rendered = Helm::new().template(&built.dir);
+    for name in ["app-rel", "common-rel", "shared-rel"] {
+        assert!(
+            rendered.contains(&format!("name: {name}\n")),
+            "{name} in {rendered}"
+        );
+    }
     assert!(built.digest.starts_with("sha256:") && built.digest.len() == 71);
     assert_eq!(files(&root), before, "the source tree is not written");
     assert!(built.dir.starts_with(tmp.path().join("cache/chart-build")));
@@ -232,6 +240,13 @@ fn remote_dependencies_from_http_and_oci_repositories_with_the_lock_respected() 
     .unwrap();
     let locked = cache.build_chart(&root, &app, &none, Mode::Online).unwrap();
     assert!(read(&locked.dir, "charts/redis/Chart.yaml").contains("version: 2.0.0"));
+    let rendered = helm.template(&locked.dir);
+    for name in ["app-rel", "redis-rel", "postgres-rel"] {
+        assert!(
+            rendered.contains(&format!("name: {name}\n")),
+            "{name} in {rendered}"
+        );
+    }
     assert_ne!(locked.digest, built.digest);
 
     // Both servers gone: the dependencies come from the cache, offline too.
