@@ -572,7 +572,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), CopyError> {
     )
 }
 
-/// sha256 (hex) over every file's path, mode and content, in path order.
+/// sha256 (hex) over every file's path and content, in path order.
 fn tree_digest(dir: &Path) -> std::io::Result<String> {
     fn walk(dir: &Path, rel: &str, hasher: &mut Sha256) -> std::io::Result<()> {
         let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;

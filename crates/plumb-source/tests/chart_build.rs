@@ -326,3 +326,24 @@ fn remote_dependency_errors_name_the_repository_chart_version_and_mirror() {
         "{err}"
     );
 }
+
+#[test]
+fn the_tree_root_is_the_cached_revision_or_the_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache_dir = tmp.path().join("cache");
+    let chart = cache_dir.join("git/0123/abcd/charts/app");
+    fs::create_dir_all(&chart).unwrap();
+    let cache = Cache::new(&cache_dir);
+    let canonical = |p: &Path| fs::canonicalize(p).unwrap();
+    assert_eq!(
+        cache.tree_root(&chart),
+        canonical(&cache_dir.join("git/0123/abcd"))
+    );
+    let checkout = tmp.path().join("checkout");
+    fs::create_dir_all(checkout.join(".git")).unwrap();
+    fs::create_dir_all(checkout.join("charts/app")).unwrap();
+    assert_eq!(
+        cache.tree_root(&checkout.join("charts/app")),
+        canonical(&checkout)
+    );
+}
