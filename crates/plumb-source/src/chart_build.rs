@@ -553,6 +553,13 @@ fn copy_dir(
             continue;
         }
         if meta.is_dir() {
+            let here = fs::canonicalize(from).map_err(err(from))?;
+            if here.starts_with(&target) {
+                return Err((
+                    path.clone(),
+                    std::io::Error::other("a symbolic link to a directory that contains it"),
+                ));
+            }
             copy_dir(root, &path, &to.join(&name), &rel_path, rules)?;
         } else if meta.is_file() {
             fs::copy(&path, to.join(&name)).map_err(err(&path))?;

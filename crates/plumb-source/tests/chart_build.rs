@@ -347,3 +347,36 @@ fn the_tree_root_is_the_cached_revision_or_the_checkout() {
         canonical(&checkout)
     );
 }
+
+#[test]
+fn symbolic_links_must_stay_in_the_tree_and_not_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    let cache = Cache::new(tmp.path().join("cache"));
+    let none = Mirrors::default();
+    let app = write_chart(&root, "app", "1.0.0", "");
+    fs::write(root.join("shared.yaml"), "shared: true\n").unwrap();
+    std::os::unix::fs::symlink("../shared.yaml", app.join("shared.yaml")).unwrap();
+    let built = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap();
+    assert_eq!(read(&built.dir, "shared.yaml"), "shared: true\n");
+    assert!(!fs::symlink_metadata(built.dir.join("shared.yaml"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    fs::write(tmp.path().join("secret"), "outside\n").unwrap();
+    std::os::unix::fs::symlink("../../secret", app.join("secret")).unwrap();
+    let err = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap_err();
+    assert!(err.to_string().contains("outside the source tree"), "{err}");
+    fs::remove_file(app.join("secret")).unwrap();
+
+    std::os::unix::fs::symlink("..", app.join("templates/loop")).unwrap();
+    let err = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap_err();
+    assert!(err.to_string().contains("contains it"), "{err}");
+}
