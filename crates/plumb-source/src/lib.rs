@@ -79,7 +79,7 @@ mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
-pub use chart_build::{ChartBuildError, ChartMetadata};
+pub use chart_build::{ChartBuildError, ChartDependency, ChartMetadata};
 pub use error::{FetchError, OciError};
 pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};
