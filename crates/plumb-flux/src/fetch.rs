@@ -267,3 +267,33 @@ fn with_includes(
     }
     fetcher.compose(&base, &includes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fetcher of trees only, as before charts could be asked for.
+    #[derive(Debug)]
+    struct TreesOnly;
+
+    impl Fetcher for TreesOnly {
+        fn fetch(&self, _: &Source) -> Result<Fetched, Unfetched> {
+            Err(Unfetched::Failed("unused".into()))
+        }
+    }
+
+    #[test]
+    fn a_fetcher_without_chart_support_says_so() {
+        let source = Source {
+            id: crate::model::ObjectRef::new("HelmRepository", "flux-system", "charts"),
+            url: Some("https://charts.example.com".into()),
+            spec: serde_json::Value::Null,
+        };
+        let unsupported = |r: Result<FetchedChart, Unfetched>| matches!(r, Err(Unfetched::Unsupported(m)) if m.contains("not supported"));
+        assert!(unsupported(
+            TreesOnly.fetch_chart(&source, "podinfo", "6.x", None)
+        ));
+        assert!(unsupported(TreesOnly.fetch_chart_ref(&source, None)));
+        assert!(unsupported(TreesOnly.build_chart(Path::new("/charts/app"))));
+    }
+}

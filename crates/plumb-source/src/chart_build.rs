@@ -28,7 +28,9 @@ use crate::{Cache, HelmChartSource, Mirrors, Mode};
 pub struct ChartMetadata {
     /// `apiVersion`: `v1` or `v2`.
     pub api_version: String,
+    /// `name`.
     pub name: String,
+    /// `version`, as written.
     pub version: String,
     /// `dependencies` (v2) or `requirements.yaml`'s (v1).
     pub dependencies: Vec<ChartDependency>,
@@ -37,11 +39,13 @@ pub struct ChartMetadata {
 /// One entry of a chart's dependencies or of its lock file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChartDependency {
+    /// The chart's name in its repository.
     pub name: String,
     /// A version or a semver range (exact in a lock file).
     pub version: String,
     /// `https://...`, `oci://...`, `file://<path>` or empty (the chart in `charts/<name>`).
     pub repository: String,
+    /// The name the chart takes in the parent (`charts/<alias>`).
     pub alias: Option<String>,
 }
 
@@ -50,7 +54,11 @@ pub struct ChartDependency {
 pub enum ChartBuildError {
     /// `Chart.yaml` is missing or is not a chart's metadata.
     #[error("chart {}: {message}", chart.display())]
-    InvalidChart { chart: PathBuf, message: String },
+    InvalidChart {
+        /// The chart directory.
+        chart: PathBuf,
+        message: String,
+    },
     /// A `file://` dependency is missing, not a chart, or not of the version asked for.
     #[error("chart {}: failed to add local dependency {name:?} ({repository}): {message}", chart.display())]
     LocalDependency {
@@ -553,6 +561,13 @@ fn copy_dir(
             continue;
         }
         if meta.is_dir() {
+            let here = fs::canonicalize(from).map_err(err(from))?;
+            if here.starts_with(&target) {
+                return Err((
+                    path.clone(),
+                    std::io::Error::other("a symbolic link to a directory that contains it"),
+                ));
+            }
             copy_dir(root, &path, &to.join(&name), &rel_path, rules)?;
         } else if meta.is_file() {
             fs::copy(&path, to.join(&name)).map_err(err(&path))?;
@@ -572,7 +587,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), CopyError> {
     )
 }
 
-/// sha256 (hex) over every file's path, mode and content, in path order.
+/// sha256 (hex) over every file's path and content, in path order.
 fn tree_digest(dir: &Path) -> std::io::Result<String> {
     fn walk(dir: &Path, rel: &str, hasher: &mut Sha256) -> std::io::Result<()> {
         let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;

@@ -75,9 +75,9 @@ impl OciChartSource {
 /// source-controller pulls that tag without listing any.
 fn is_version(text: &str) -> bool {
     let core = text.strip_prefix('v').unwrap_or(text);
-    let core =
-        core.split_once('+')
-            .map_or(core, |(c, build)| if build.is_empty() { "" } else { c });
+    let core = core
+        .split_once('+')
+        .map_or(core, |(c, build)| if build.is_empty() { "" } else { c });
     let (core, pre) = core.split_once('-').unwrap_or((core, "x"));
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3

@@ -4,9 +4,13 @@
 //! strings, its default exclusions and `.sourceignore`), OCIRepository (a small OCI
 //! distribution client: tags, semver, digests checked, Docker-configuration credentials, layer
 //! selection, safe extraction), Bucket (the S3 API: prefix, ignore rules, the controller's
-//! revision of keys and ETags) and charts of an HTTP HelmRepository ([`HelmChartSource`]: the
-//! index, source-controller's choice of version, the digest checked), in a content-addressed
-//! cache that concurrent runs share, with an offline mode that uses only the cache. It also
+//! revision of keys and ETags) and Helm charts: of an HTTP HelmRepository ([`HelmChartSource`]:
+//! the index, source-controller's choice of version, the digest checked), of a HelmRepository
+//! of `type: oci` ([`OciChartSource`]: the tags, the chart layer), of an OCIRepository a
+//! `chartRef` names ([`Cache::fetch_chart_ref`]), and chart directories of a fetched tree built
+//! with their dependencies as source-controller packages them ([`Cache::build_chart`]); all in
+//! a content-addressed cache that concurrent runs share, with an offline mode that uses only
+//! the cache. It also
 //! fetches what a kustomization's remote entries name ([`remote`]): git repository specs and
 //! `http(s)` files.
 //!
@@ -75,7 +79,7 @@ mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
-pub use chart_build::{ChartBuildError, ChartMetadata};
+pub use chart_build::{ChartBuildError, ChartDependency, ChartMetadata};
 pub use error::{FetchError, OciError};
 pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};

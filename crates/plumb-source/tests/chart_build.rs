@@ -100,6 +100,14 @@ fn file_dependencies_come_from_the_same_tree_and_the_tree_is_not_written() {
     assert!(read(&built.dir, "charts/common/Chart.yaml").contains("name: common"));
     // An aliased dependency is renamed, as source-controller adds it.
     assert!(read(&built.dir, "charts/shared/Chart.yaml").contains("name: shared\n"));
+    // Helm renders the built chart with both copies of the dependency.
+    let rendered = Helm::new().template(&built.dir);
+    for name in ["app-rel", "common-rel", "shared-rel"] {
+        assert!(
+            rendered.contains(&format!("name: {name}\n")),
+            "{name} in {rendered}"
+        );
+    }
     assert!(built.digest.starts_with("sha256:") && built.digest.len() == 71);
     assert_eq!(files(&root), before, "the source tree is not written");
     assert!(built.dir.starts_with(tmp.path().join("cache/chart-build")));
@@ -232,6 +240,13 @@ fn remote_dependencies_from_http_and_oci_repositories_with_the_lock_respected() 
     .unwrap();
     let locked = cache.build_chart(&root, &app, &none, Mode::Online).unwrap();
     assert!(read(&locked.dir, "charts/redis/Chart.yaml").contains("version: 2.0.0"));
+    let rendered = helm.template(&locked.dir);
+    for name in ["app-rel", "redis-rel", "postgres-rel"] {
+        assert!(
+            rendered.contains(&format!("name: {name}\n")),
+            "{name} in {rendered}"
+        );
+    }
     assert_ne!(locked.digest, built.digest);
 
     // Both servers gone: the dependencies come from the cache, offline too.
@@ -310,4 +325,58 @@ fn remote_dependency_errors_name_the_repository_chart_version_and_mirror() {
         matches!(err, ChartBuildError::UnsupportedRepository { .. }),
         "{err}"
     );
+}
+
+#[test]
+fn the_tree_root_is_the_cached_revision_or_the_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache_dir = tmp.path().join("cache");
+    let chart = cache_dir.join("git/0123/abcd/charts/app");
+    fs::create_dir_all(&chart).unwrap();
+    let cache = Cache::new(&cache_dir);
+    let canonical = |p: &Path| fs::canonicalize(p).unwrap();
+    assert_eq!(
+        cache.tree_root(&chart),
+        canonical(&cache_dir.join("git/0123/abcd"))
+    );
+    let checkout = tmp.path().join("checkout");
+    fs::create_dir_all(checkout.join(".git")).unwrap();
+    fs::create_dir_all(checkout.join("charts/app")).unwrap();
+    assert_eq!(
+        cache.tree_root(&checkout.join("charts/app")),
+        canonical(&checkout)
+    );
+}
+
+#[test]
+fn symbolic_links_must_stay_in_the_tree_and_not_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    let cache = Cache::new(tmp.path().join("cache"));
+    let none = Mirrors::default();
+    let app = write_chart(&root, "app", "1.0.0", "");
+    fs::write(root.join("shared.yaml"), "shared: true\n").unwrap();
+    std::os::unix::fs::symlink("../shared.yaml", app.join("shared.yaml")).unwrap();
+    let built = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap();
+    assert_eq!(read(&built.dir, "shared.yaml"), "shared: true\n");
+    assert!(!fs::symlink_metadata(built.dir.join("shared.yaml"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    fs::write(tmp.path().join("secret"), "outside\n").unwrap();
+    std::os::unix::fs::symlink("../../secret", app.join("secret")).unwrap();
+    let err = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap_err();
+    assert!(err.to_string().contains("outside the source tree"), "{err}");
+    fs::remove_file(app.join("secret")).unwrap();
+
+    std::os::unix::fs::symlink("..", app.join("templates/loop")).unwrap();
+    let err = cache
+        .build_chart(&root, &app, &none, Mode::Offline)
+        .unwrap_err();
+    assert!(err.to_string().contains("contains it"), "{err}");
 }

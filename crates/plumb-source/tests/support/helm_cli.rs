@@ -81,6 +81,11 @@ impl Helm {
         self.run(&args);
     }
 
+    /// `helm template rel DIR`: the rendered manifests.
+    pub fn template(&self, chart: &Path) -> String {
+        self.run(&["template", "rel", chart.to_str().unwrap()])
+    }
+
     /// `helm repo index DIR`: an `index.yaml` whose URLs are the `.tgz` names, relative.
     pub fn repo_index(&self, dir: &Path) -> String {
         self.run(&["repo", "index", dir.to_str().unwrap()]);
@@ -106,9 +111,7 @@ pub fn write_chart(parent: &Path, name: &str, version: &str, extra: &str) -> Pat
     fs::write(dir.join("values.yaml"), format!("chart: {name}\n")).unwrap();
     fs::write(
         dir.join("templates/configmap.yaml"),
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-{{{{ .Release.Name }}}}\n"
-        ),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}-{{ .Release.Name }}\n",
     )
     .unwrap();
     dir

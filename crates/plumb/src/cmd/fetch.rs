@@ -432,6 +432,81 @@ pub fn via_mirror(mirror: Option<&str>, e: &dyn std::fmt::Display) -> String {
 mod tests {
     use super::*;
 
+    fn offline_fetcher(cache: &Path, mirrors: Vec<Mirror>) -> SourceFetcher {
+        SourceFetcher {
+            cache: Cache::new(cache),
+            mode: Mode::Offline,
+            mirrors: Mirrors::new(mirrors),
+            progress: super::super::progress::FetchProgress::new(false),
+        }
+    }
+
+    fn helm_repository(url: &str, spec: serde_json::Value) -> Source {
+        Source {
+            id: plumb_flux::model::ObjectRef::new("HelmRepository", "flux-system", "charts"),
+            url: Some(url.to_string()),
+            spec,
+        }
+    }
+
+    #[test]
+    fn charts_not_in_the_cache_offline_are_unavailable_and_name_the_mirror() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fetcher = offline_fetcher(
+            tmp.path(),
+            vec![Mirror {
+                from: "ghcr.io/org".into(),
+                to: "registry.internal:5000/org".into(),
+            }],
+        );
+        let oci = helm_repository(
+            "oci://ghcr.io/org/charts",
+            serde_json::json!({"type": "oci", "url": "oci://ghcr.io/org/charts"}),
+        );
+        let Err(Unfetched::Failed(why)) = fetcher.fetch_chart(&oci, "podinfo", "6.x", None) else {
+            panic!("an uncached OCI chart offline is unavailable");
+        };
+        assert!(
+            why.contains("fetched from mirror oci://registry.internal:5000/org/charts"),
+            "{why}"
+        );
+        assert!(why.contains("podinfo") && why.contains("6.x"), "{why}");
+
+        let http = helm_repository("https://charts.example.com", serde_json::json!({}));
+        let Err(Unfetched::Failed(why)) = fetcher.fetch_chart(&http, "redis", "1.0.0", None) else {
+            panic!("an uncached HTTP chart offline is unavailable");
+        };
+        assert!(
+            why.contains("https://charts.example.com") && why.contains("redis"),
+            "{why}"
+        );
+        assert!(!why.contains("mirror"), "{why}");
+
+        let git = Source {
+            id: plumb_flux::model::ObjectRef::new("GitRepository", "flux-system", "repo"),
+            ..http
+        };
+        assert!(matches!(
+            fetcher.fetch_chart(&git, "redis", "1.0.0", None),
+            Err(Unfetched::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn a_chart_directory_that_is_no_chart_is_broken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fetcher = offline_fetcher(&tmp.path().join("cache"), Vec::new());
+        let dir = tmp.path().join("not-a-chart");
+        std::fs::create_dir_all(&dir).unwrap();
+        let Err(Unfetched::Broken(why)) = fetcher.build_chart(&dir) else {
+            panic!("a directory without Chart.yaml is no chart");
+        };
+        assert!(
+            why.contains("not-a-chart") && why.contains("Chart.yaml"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn bucket_keys_from_the_secret_need_both() {
         let secret = |pairs: &[(&str, &str)]| {
