@@ -152,7 +152,7 @@ pub enum ChartError {
         source: Box<crate::OciError>,
     },
     /// The OCIRepository a `spec.chartRef` names could not be fetched.
-    #[error("chart of {0}")]
+    #[error("{0}")]
     OciRepository(#[source] Box<crate::OciError>),
     /// The artifact fetched is not a Helm chart.
     #[error("{url} does not hold a Helm chart: {message}")]

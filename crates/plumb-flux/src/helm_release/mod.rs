@@ -565,8 +565,14 @@ fn render_one(
                 is_upgrade: false,
                 skip_schema_validation: p.skip_schema || plan.skip_validation,
             };
-            let first = renderer.helm.template(&template).map_err(|e| failed(&e))?;
-            let second = renderer.helm.template(&template).map_err(|e| failed(&e))?;
+            let first = renderer
+                .helm
+                .template(&template)
+                .map_err(|e| failed(&helm_message(&e)))?;
+            let second = renderer
+                .helm
+                .template(&template)
+                .map_err(|e| failed(&helm_message(&e)))?;
             let c = Cached {
                 differs: (second != first).then_some(second),
                 manifest: first,
@@ -632,6 +638,28 @@ fn render_one(
         diagnostics,
         cached: hit,
     })
+}
+
+/// helm's own words for a failed render, without the chart's cache path and helm's
+/// `--debug` hint (plumb runs helm; the user does not).
+fn helm_message(e: &plumb_helm::helm::RenderError) -> String {
+    match e {
+        plumb_helm::helm::RenderError::Helm {
+            release,
+            helm,
+            stderr,
+            ..
+        } => {
+            let text: Vec<&str> = stderr
+                .lines()
+                .filter(|l| !l.starts_with("Use --debug flag"))
+                .collect();
+            let text = text.join("\n");
+            let text = text.trim().trim_start_matches("Error: ");
+            format!("helm template failed (release {release}, helm {helm}): {text}")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// A `helm.sh/hook: test` object: helm-controller creates it only when it runs the release's
