@@ -42,14 +42,46 @@ fn run(cmd: &mut std::process::Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Writes the chart `web` at `dir`: a Deployment with replicas and image from values, a
-/// ConfigMap through `tpl`, a CRD in `crds/`, a hook Job, and a template that fails with
-/// `required` when `fail` is set.
+/// Writes the chart `web` at `dir`: a Deployment with replicas and image from values and labels
+/// from a library chart (`include`), a ConfigMap through `tpl`, a subchart, a CRD in `crds/`,
+/// a hook Job, a template that fails with `required` when `fail` is set, and a values schema
+/// whose `$ref` is a URL the chart ships (its `$id`).
 fn web_chart(dir: &Path, version: &str) {
     write(
         dir,
         "Chart.yaml",
-        &format!("apiVersion: v2\nname: web\nversion: {version}\n"),
+        &format!("apiVersion: v2\nname: web\nversion: {version}\ndependencies:\n  - name: lib\n    version: 0.1.0\n  - name: sub\n    version: 0.1.0\n"),
+    );
+    write(
+        dir,
+        "charts/lib/Chart.yaml",
+        "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+    );
+    write(
+        dir,
+        "charts/lib/templates/_labels.tpl",
+        "{{- define \"lib.labels\" -}}\napp.kubernetes.io/name: {{ .Release.Name }}\napp.kubernetes.io/managed-by: {{ .Release.Service }}\n{{- end -}}\n",
+    );
+    write(
+        dir,
+        "charts/sub/Chart.yaml",
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    );
+    write(dir, "charts/sub/values.yaml", "colour: blue\n");
+    write(
+        dir,
+        "charts/sub/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-sub\ndata:\n  colour: {{ .Values.colour }}\n",
+    );
+    write(
+        dir,
+        "values.schema.json",
+        "{\"$schema\": \"https://json-schema.org/draft-07/schema#\", \"type\": \"object\", \"properties\": {\"replicas\": {\"$ref\": \"https://example.com/schemas/replicas.json\"}}}\n",
+    );
+    write(
+        dir,
+        "schemas/replicas.json",
+        "{\"$id\": \"https://example.com/schemas/replicas.json\", \"type\": \"integer\", \"minimum\": 0, \"maximum\": 100}\n",
     );
     write(
         dir,
@@ -59,7 +91,7 @@ fn web_chart(dir: &Path, version: &str) {
     write(
         dir,
         "templates/deployment.yaml",
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    chart: {{ .Chart.Name }}-{{ .Chart.Version }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n        - name: web\n          image: {{ .Values.image }}\n",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    chart: {{ .Chart.Name }}-{{ .Chart.Version }}\n    {{- include \"lib.labels\" . | nindent 4 }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n        - name: web\n          image: {{ .Values.image }}\n",
     );
     write(
         dir,
@@ -195,6 +227,7 @@ fn flux_repo(root: &Path, repo_url: &str) {
         "  valuesFrom:\n    - kind: ConfigMap\n      name: not-there\n",
     ));
     releases.push_str(&hr("broken", "1.0.0", "  values:\n    fail: true\n"));
+    releases.push_str(&hr("too-many", "1.0.0", "  values:\n    replicas: 500\n"));
     releases.push_str("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: no-chart, namespace: apps}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: nothing-of-that-name\n      sourceRef: {kind: HelmRepository, name: charts}\n");
     releases.push_str("---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: apps}\nspec:\n  interval: 1h\n  targetNamespace: team\n  chart:\n    spec:\n      chart: ./charts/local\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n      valuesFiles: [charts/local/values.yaml, charts/local/values-prod.yaml]\n");
     write(root, "apps/releases.yaml", &releases);
@@ -283,6 +316,9 @@ fn helm_releases_render_as_helm_template_renders_them() {
             "--kube-version",
             "1.34.0",
             "--include-crds",
+            // helm itself would fetch the schema's $ref from the network: the reference render
+            // skips validation, which does not change what a valid render prints.
+            "--skip-schema-validation",
         ])
         .args([
             "--api-versions",
@@ -302,7 +338,10 @@ fn helm_releases_render_as_helm_template_renders_them() {
         assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
     }
     // The chart's own CRD is served to the chart (Capabilities), as in the cluster.
-    let cm = got.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+    let cm = got
+        .iter()
+        .find(|o| o["metadata"]["name"] == "web-settings")
+        .unwrap();
     assert_eq!(cm["data"]["widgets"], "served");
     assert_eq!(cm["data"]["mode"], "web-mode");
 
@@ -451,13 +490,47 @@ fn a_chart_ref_to_an_oci_repository_renders_from_the_registry() {
             .starts_with("sha256:"),
         "{r:#}"
     );
-    let deployment = r["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["kind"] == "Deployment")
-        .unwrap();
+    let values = tmp.path().join("values.yaml");
+    std::fs::write(&values, "replicas: 4\n").unwrap();
+    let expected: Vec<Value> = objects_of(&run(std::process::Command::new(helm())
+        .args(["template", "web"])
+        .arg(&src)
+        .args([
+            "--namespace",
+            "apps",
+            "--kube-version",
+            "1.34.0",
+            "--include-crds",
+            // helm itself would fetch the schema's $ref from the network: the reference render
+            // skips validation, which does not change what a valid render prints.
+            "--skip-schema-validation",
+        ])
+        .args([
+            "--api-versions",
+            "example.com/v1",
+            "--api-versions",
+            "example.com/v1/Widget",
+        ])
+        .arg("-f")
+        .arg(&values)))
+    .into_iter()
+    .map(|v| as_applied(v, "web", "apps"))
+    .collect();
+    let got = r["objects"].as_array().unwrap();
+    assert_eq!(got.len(), expected.len(), "{got:#?}");
+    for e in &expected {
+        assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
+    }
+    let deployment = got.iter().find(|o| o["kind"] == "Deployment").unwrap();
     assert_eq!(deployment["spec"]["replicas"], 4);
+    assert_eq!(
+        deployment["metadata"]["labels"]["app.kubernetes.io/name"], "web",
+        "the library chart's include"
+    );
+    assert!(
+        got.iter().any(|o| o["metadata"]["name"] == "web-sub"),
+        "the subchart's ConfigMap"
+    );
     // The YAML output groups the release's objects after its Kustomization's.
     let out = Command::cargo_bin("plumb")
         .unwrap()
