@@ -604,8 +604,11 @@ fn render_one(
         .filter(|r| tests || !is_test_hook(r))
         .collect();
     let mut diagnostics = Vec::new();
-    if let Some(other) = &cached.differs {
-        let changed = differing(&objects, &parse(other)?);
+    let changed = match &cached.differs {
+        Some(other) => differing(&objects, &parse(other)?),
+        None => Vec::new(),
+    };
+    if !changed.is_empty() {
         diagnostics.push(
             Diagnostic::warning(
                 Code::RenderNondeterministic,
@@ -674,7 +677,9 @@ fn is_test_hook(r: &plumb_helm::release::Rendered) -> bool {
             })
 }
 
-/// The objects (`Kind/name`) whose text differs between two renders.
+/// The objects (`Kind/name`) one render has and the other has not, or has otherwise. Order
+/// does not count: helm sorts what it applies, and helm-controller compares releases by their
+/// chart and values, never by the manifest's text.
 fn differing(
     a: &[plumb_helm::release::Rendered],
     b: &[plumb_helm::release::Rendered],
@@ -686,14 +691,25 @@ fn differing(
             r.value["metadata"]["name"].as_str().unwrap_or("")
         )
     };
-    let theirs: HashMap<String, &Value> = b.iter().map(|r| (id(r), &r.value)).collect();
-    let mut out: Vec<String> = a
-        .iter()
-        .filter(|r| theirs.get(&id(r)) != Some(&&r.value))
-        .map(id)
-        .collect();
-    if out.is_empty() {
-        out.push("the manifest text".into());
+    let mut theirs: Vec<&Value> = b.iter().map(|r| &r.value).collect();
+    let mut out = Vec::new();
+    for r in a {
+        match theirs.iter().position(|v| **v == r.value) {
+            Some(i) => {
+                theirs.swap_remove(i);
+            }
+            None => out.push(id(r)),
+        }
+    }
+    for v in theirs {
+        let name = format!(
+            "{}/{}",
+            v["kind"].as_str().unwrap_or(""),
+            v["metadata"]["name"].as_str().unwrap_or("")
+        );
+        if !out.contains(&name) {
+            out.push(name);
+        }
     }
     out
 }
@@ -734,4 +750,31 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// A HelmRelease's place for messages: `HelmRelease ns/name`.
 pub fn release_id(r: &ReleaseBuild) -> ObjectRef {
     ObjectRef::new("HelmRelease", &r.namespace, &r.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rendered(kind: &str, name: &str, data: &str) -> plumb_helm::release::Rendered {
+        plumb_helm::release::Rendered {
+            value: json!({"kind": kind, "metadata": {"name": name}, "data": {"x": data}}),
+            source: None,
+            hook: false,
+            crd: false,
+        }
+    }
+
+    #[test]
+    fn renders_differ_by_their_objects_not_by_their_order() {
+        let a = [rendered("Service", "a", "1"), rendered("Service", "b", "1")];
+        let reordered = [rendered("Service", "b", "1"), rendered("Service", "a", "1")];
+        assert!(differing(&a, &reordered).is_empty());
+        let changed = [rendered("Service", "b", "1"), rendered("Service", "a", "2")];
+        assert_eq!(differing(&a, &changed), ["Service/a"]);
+        let fewer = [rendered("Service", "a", "1")];
+        assert_eq!(differing(&a, &fewer), ["Service/b"]);
+        assert_eq!(differing(&fewer, &a), ["Service/b"]);
+    }
 }
