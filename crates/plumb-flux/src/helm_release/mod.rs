@@ -599,10 +599,11 @@ fn render_one(
         })
     };
     let tests = job.hr.value["spec"]["test"]["enable"].as_bool() == Some(true);
-    let objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
+    let mut objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
         .into_iter()
         .filter(|r| tests || !is_test_hook(r))
         .collect();
+    canonical_order(&mut objects);
     let mut diagnostics = Vec::new();
     let changed = match &cached.differs {
         Some(other) => differing(&objects, &parse(other)?),
@@ -675,6 +676,42 @@ fn is_test_hook(r: &plumb_helm::release::Rendered) -> bool {
                 h.split(',')
                     .any(|w| matches!(w.trim(), "test" | "test-success"))
             })
+}
+
+/// helm's order, except that objects of one kind from one template, which a chart may emit in
+/// any order (ranging over unsorted keys), are sorted by name: the build's output is the same
+/// at every run.
+fn canonical_order(objects: &mut [plumb_helm::release::Rendered]) {
+    let run_key = |r: &plumb_helm::release::Rendered| {
+        (
+            r.source.clone(),
+            r.value["kind"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let mut start = 0;
+    while start < objects.len() {
+        let key = run_key(&objects[start]);
+        let mut end = start + 1;
+        while end < objects.len() && run_key(&objects[end]) == key {
+            end += 1;
+        }
+        objects[start..end].sort_by(|a, b| {
+            let name = |r: &plumb_helm::release::Rendered| {
+                (
+                    r.value["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                    r.value["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            };
+            name(a).cmp(&name(b))
+        });
+        start = end;
+    }
 }
 
 /// The objects (`Kind/name`) one render has and the other has not, or has otherwise. Order
@@ -764,6 +801,31 @@ mod tests {
             hook: false,
             crd: false,
         }
+    }
+
+    #[test]
+    fn objects_of_one_kind_and_template_are_in_name_order() {
+        let mut objects = vec![
+            rendered("Service", "b", "1"),
+            rendered("Service", "a", "1"),
+            rendered("Deployment", "c", "1"),
+            rendered("Deployment", "a", "1"),
+        ];
+        canonical_order(&mut objects);
+        let names: Vec<String> = objects
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}/{}",
+                    r.value["kind"].as_str().unwrap(),
+                    r.value["metadata"]["name"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["Service/a", "Service/b", "Deployment/a", "Deployment/c"]
+        );
     }
 
     #[test]
