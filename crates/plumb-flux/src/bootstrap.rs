@@ -16,17 +16,63 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_DIRS: [&str; 2] = ["bootstrap", "kubernetes/bootstrap"];
 
 /// A release of a helmfile file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct HelmfileRelease {
     pub name: String,
     pub namespace: Option<String>,
-    /// `chart:` as written (`oci://ghcr.io/org/charts/cilium`, `repo/name`).
+    /// `chart:` as written (`oci://ghcr.io/org/charts/cilium`, `repo/name`, `./charts/x`).
     pub chart: Option<String>,
     pub version: Option<String>,
     /// The helmfile file, relative to the repository root, and the release's line.
     pub file: PathBuf,
     pub line: usize,
+    /// What rendering it takes, or why it is not rendered.
+    pub plan: Result<HelmfilePlan, Unplanned>,
+    /// The release's mapping in the helmfile, for diagnostics.
+    pub origin: Option<plumb_yaml::Node>,
 }
+
+/// Everything `helm template` needs for a plain helmfile release.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelmfilePlan {
+    pub chart: HelmfileChart,
+    /// The `values:` entries (YAML files relative to the helmfile, inline maps) merged in
+    /// order, as helm merges the `--values` files helmfile hands it.
+    pub values: serde_json::Value,
+    /// `set:` entries as `--set` lines (`name=value`), in order.
+    pub set: Vec<String>,
+}
+
+/// Where a helmfile release's chart comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelmfileChart {
+    /// `repo/name` of a `repositories:` entry: its name, its URL (`oci://…` for `oci: true`)
+    /// and the chart's name.
+    Repository {
+        repository: String,
+        url: String,
+        oci: bool,
+        chart: String,
+    },
+    /// `oci://host/path/name`: the repository part and the chart's name.
+    Oci { url: String, chart: String },
+    /// A chart directory (absolute).
+    Local(PathBuf),
+}
+
+/// Why a helmfile release is not rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unplanned {
+    /// What helmfile would compute and plumb does not (templating, secrets, chartify):
+    /// never guessed, reported not rendered.
+    NotEvaluated(String),
+    /// helmfile itself would fail (a values file that is missing or not YAML, a chart that
+    /// is neither a repository's nor a directory).
+    Invalid(String),
+}
+
+/// The message of a release whose values or chart helmfile templating computes.
+pub const TEMPLATING: &str = "helmfile templating is not evaluated";
 
 /// What one cluster has before Flux.
 #[derive(Debug, Clone, Default)]
@@ -114,7 +160,9 @@ impl Walk<'_> {
                 if !others {
                     self.dir(&e.path(), out);
                 }
-            } else if file_type.is_file() && Self::is_manifest_name(&name) {
+            } else if file_type.is_file()
+                && (Self::is_manifest_name(&name) || Self::is_helmfile_template(&name))
+            {
                 self.file(&e.path(), out);
             }
         }
@@ -129,6 +177,12 @@ impl Walk<'_> {
             .or_else(|| name.strip_suffix(".j2"))
             .unwrap_or(name);
         base.ends_with(".yaml") || base.ends_with(".yml")
+    }
+
+    /// A helmfile that helmfile renders as a template before reading it
+    /// (`helmfile.yaml.gotmpl`): its releases are listed, never rendered.
+    fn is_helmfile_template(name: &str) -> bool {
+        name.ends_with(".yaml.gotmpl") || name.ends_with(".yml.gotmpl")
     }
 
     fn kustomize_dir(&self, file: &Path, out: &mut Bootstrap) {
@@ -168,6 +222,13 @@ impl Walk<'_> {
         for doc in &docs {
             if let Some(releases) = doc.get("releases").and_then(|r| r.as_sequence()) {
                 used = true;
+                let dir = path.parent().unwrap_or(root);
+                let file = Helmfile {
+                    walk: self,
+                    doc,
+                    dir,
+                    templated: path.to_string_lossy().ends_with(".gotmpl"),
+                };
                 for r in releases {
                     let Some(name) = r.str_at(&["name"]) else {
                         continue;
@@ -179,8 +240,13 @@ impl Walk<'_> {
                         version: r.str_at(&["version"]).map(str::to_string),
                         file: rel.clone(),
                         line: r.span.as_ref().map_or(0, |s| s.location().line),
+                        plan: file.plan(r),
+                        origin: Some(r.clone()),
                     });
                 }
+                continue;
+            }
+            if path.to_string_lossy().ends_with(".gotmpl") {
                 continue;
             }
             let Ok(value) = plumb_yaml::to_json(doc) else {
@@ -202,6 +268,262 @@ impl Walk<'_> {
             out.files.push(rel);
         }
     }
+}
+
+/// One document of a helmfile file, read for its releases.
+struct Helmfile<'a> {
+    walk: &'a Walk<'a>,
+    doc: &'a plumb_yaml::Node,
+    /// The helmfile's directory (absolute): where its relative paths start.
+    dir: &'a Path,
+    /// The file is a `.gotmpl`: helmfile renders it before reading it.
+    templated: bool,
+}
+
+/// Release keys that make helmfile transform the chart or its output (its chartify step, a
+/// helm post-renderer): what they produce is not plain helm output.
+const TRANSFORMING_KEYS: [&str; 8] = [
+    "strategicMergePatches",
+    "jsonPatches",
+    "transformers",
+    "dependencies",
+    "forceNamespace",
+    "adopt",
+    "postRenderer",
+    "postRendererArgs",
+];
+
+impl Helmfile<'_> {
+    /// The chart, values and `--set` lines of `release`, or why it is not rendered.
+    fn plan(&self, release: &plumb_yaml::Node) -> Result<HelmfilePlan, Unplanned> {
+        let templating = |what: &str| Unplanned::NotEvaluated(format!("{TEMPLATING} ({what})"));
+        if self.templated {
+            return Err(templating("the helmfile is a .gotmpl template"));
+        }
+        if self.doc.get("bases").is_some() {
+            return Err(templating("bases:"));
+        }
+        // A `templates:` entry merged with `<<` is plain YAML (the parser merges it, as
+        // go-yaml does); `inherit:` is helmfile's own.
+        for key in ["inherit", "valuesTemplate", "setTemplate"] {
+            if release.get(key).is_some() {
+                return Err(templating(&format!("{key}:")));
+            }
+        }
+        let value = plumb_yaml::to_json(release).map_err(|e| {
+            Unplanned::Invalid(format!("the release is not YAML helmfile reads: {e}"))
+        })?;
+        if value.to_string().contains("{{") {
+            return Err(templating("`{{` in the release"));
+        }
+        if value["installed"] == serde_json::Value::Bool(false) {
+            return Err(Unplanned::NotEvaluated(
+                "installed: false: helmfile does not install it".into(),
+            ));
+        }
+        if value["secrets"].as_array().is_some_and(|s| !s.is_empty()) {
+            return Err(Unplanned::NotEvaluated(
+                "secrets: helm-secrets decryption is not run".into(),
+            ));
+        }
+        for key in TRANSFORMING_KEYS {
+            let v = &value[key];
+            let empty = v.is_null()
+                || v == &serde_json::Value::Bool(false)
+                || v.as_array().is_some_and(Vec::is_empty);
+            if !empty {
+                return Err(Unplanned::NotEvaluated(format!(
+                    "{key}: helmfile transforms the chart or its output, which plumb does not do"
+                )));
+            }
+        }
+        Ok(HelmfilePlan {
+            chart: self.chart(&value)?,
+            values: self.values(release, &value)?,
+            set: set_lines(&value["set"])?,
+        })
+    }
+
+    fn chart(&self, release: &serde_json::Value) -> Result<HelmfileChart, Unplanned> {
+        let Some(chart) = release["chart"].as_str().filter(|c| !c.is_empty()) else {
+            return Err(Unplanned::Invalid("the release has no chart:".into()));
+        };
+        if let Some(rest) = chart.strip_prefix("oci://") {
+            return match rest.trim_end_matches('/').rsplit_once('/') {
+                Some((repo, name)) if !repo.is_empty() && !name.is_empty() => {
+                    Ok(HelmfileChart::Oci {
+                        url: format!("oci://{repo}"),
+                        chart: name.to_string(),
+                    })
+                }
+                _ => Err(Unplanned::Invalid(format!(
+                    "chart {chart}: an OCI chart is oci://host/path/name"
+                ))),
+            };
+        }
+        if let Some((repo, name)) = chart.split_once('/') {
+            if let Some(r) = self.repository(repo) {
+                let (url, oci) = r?;
+                return Ok(HelmfileChart::Repository {
+                    repository: repo.to_string(),
+                    url,
+                    oci,
+                    chart: name.to_string(),
+                });
+            }
+        }
+        // Anything else is a chart directory, relative to the helmfile.
+        match within(self.walk.root, self.dir, chart) {
+            Some(dir) if self.walk.fs.is_file(&dir.join("Chart.yaml")) => {
+                Ok(HelmfileChart::Local(dir))
+            }
+            _ => Err(Unplanned::Invalid(format!(
+                "chart {chart}: no repository of that name in repositories:, and no chart directory at that path in the repository"
+            ))),
+        }
+    }
+
+    /// The URL of the repository `name` of `repositories:` (`oci://…` when `oci: true`).
+    fn repository(&self, name: &str) -> Option<Result<(String, bool), Unplanned>> {
+        let entry = self
+            .doc
+            .get("repositories")?
+            .as_sequence()?
+            .iter()
+            .find(|r| r.str_at(&["name"]) == Some(name))?;
+        let Some(url) = entry.str_at(&["url"]).filter(|u| !u.is_empty()) else {
+            return Some(Err(Unplanned::Invalid(format!(
+                "repository {name} has no url:"
+            ))));
+        };
+        if url.contains("{{") {
+            return Some(Err(Unplanned::NotEvaluated(format!(
+                "{TEMPLATING} (the url of repository {name})"
+            ))));
+        }
+        let oci = entry.str_at(&["oci"]).is_some_and(|o| o == "true");
+        let url = if oci && !url.starts_with("oci://") {
+            format!("oci://{}", url.trim_end_matches('/'))
+        } else {
+            url.to_string()
+        };
+        Some(Ok((url, oci)))
+    }
+
+    /// `values:` merged in order: files relative to the helmfile, inline maps.
+    fn values(
+        &self,
+        release: &plumb_yaml::Node,
+        value: &serde_json::Value,
+    ) -> Result<serde_json::Value, Unplanned> {
+        let missing_ok = matches!(
+            value["missingFileHandler"].as_str(),
+            Some("Warn" | "Info" | "Debug")
+        );
+        let mut files: Vec<(String, String)> = Vec::new();
+        for (i, entry) in release
+            .get("values")
+            .and_then(|v| v.as_sequence())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if entry.is_mapping() {
+                let inline = plumb_yaml::to_json(entry)
+                    .map_err(|e| Unplanned::Invalid(format!("values[{i}]: {e}")))?;
+                files.push((format!("values[{i}]"), inline.to_string()));
+                continue;
+            }
+            let Some(path) = entry.scalar_value() else {
+                return Err(Unplanned::Invalid(format!(
+                    "values[{i}] is neither a file nor a map"
+                )));
+            };
+            if path.ends_with(".gotmpl") {
+                return Err(Unplanned::NotEvaluated(format!(
+                    "{TEMPLATING} (values file {path})"
+                )));
+            }
+            let Some(file) = within(self.walk.root, self.dir, path) else {
+                return Err(Unplanned::Invalid(format!(
+                    "values file {path} leads outside the repository"
+                )));
+            };
+            match self.walk.fs.read_text(&file) {
+                Ok(text) => {
+                    let rel = relative(self.walk.root, &file);
+                    // A name that is not the chart's own values.yaml: read as helm reads -f.
+                    let name = if rel == Path::new("values.yaml") {
+                        file.display().to_string()
+                    } else {
+                        rel.display().to_string()
+                    };
+                    files.push((name, text));
+                }
+                Err(_) if missing_ok => continue,
+                Err(_) => {
+                    return Err(Unplanned::Invalid(format!(
+                        "values file {path} does not exist (relative to the helmfile)"
+                    )))
+                }
+            }
+        }
+        plumb_helm::values::merge_values_files(&files)
+            .map_err(|e| Unplanned::Invalid(format!("values: {e}")))
+    }
+}
+
+/// `set:` entries with a name and a plain value, as `--set name=value`; anything helmfile
+/// would escape or read from a file is not passed on.
+fn set_lines(set: &serde_json::Value) -> Result<Vec<String>, Unplanned> {
+    let mut out = Vec::new();
+    for entry in set.as_array().into_iter().flatten() {
+        let name = entry["name"].as_str().unwrap_or("");
+        let value = match &entry["value"] {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        };
+        match value {
+            Some(v)
+                if !name.is_empty()
+                    && !v.contains([',', '\\', '{', '}', '[', ']'])
+                    && entry.get("file").is_none() =>
+            {
+                out.push(format!("{name}={v}"))
+            }
+            _ => {
+                return Err(Unplanned::NotEvaluated(format!(
+                    "set: {name:?}: only a name with a plain value is passed on (helmfile escapes the rest)"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `path` (relative to `dir`) inside `root`, `..` resolved; `None` when it leaves `root` or
+/// is absolute.
+fn within(root: &Path, dir: &Path, path: &str) -> Option<PathBuf> {
+    if path.starts_with('/') {
+        return None;
+    }
+    let start = dir.strip_prefix(root).ok()?;
+    let mut parts: Vec<String> = start
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p.to_string()),
+        }
+    }
+    Some(root.join(parts.join("/")))
 }
 
 fn relative(root: &Path, path: &Path) -> PathBuf {
@@ -268,5 +590,130 @@ mod tests {
         let b = load(root, &[], "kubernetes/main/flux/cluster");
         let names: Vec<&str> = b.objects.iter().map(Object::name).collect();
         assert_eq!(names, vec!["key-main"]);
+    }
+
+    fn plans(files: &[(&str, &str)]) -> Vec<(String, Result<HelmfilePlan, Unplanned>)> {
+        let t = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            write(t.path(), rel, text);
+        }
+        load(t.path(), &[], "clusters/dev")
+            .releases
+            .into_iter()
+            .map(|r| (r.name, r.plan))
+            .collect()
+    }
+
+    #[test]
+    fn a_plain_release_reads_its_chart_values_in_order_and_set() {
+        let got = plans(&[
+            ("bootstrap/values/a.yaml", "replicas: 1\nimage: {tag: '1.0', repo: x}\n"),
+            (
+                "bootstrap/helmfile.yaml",
+                "repositories:\n  - name: jetstack\n    url: https://charts.jetstack.io\n  - name: mirror\n    url: ghcr.io/org/charts\n    oci: true\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.18.2\n    values:\n      - values/a.yaml\n      - image: {tag: '2.0'}\n        replicas: 3\n    set:\n      - name: installCRDs\n        value: true\n  - name: cilium\n    chart: mirror/cilium\n  - name: spegel\n    chart: oci://ghcr.io/spegel-org/helm-charts/spegel\n",
+            ),
+        ]);
+        let plan = |i: usize| got[i].1.as_ref().unwrap();
+        assert_eq!(
+            plan(0).chart,
+            HelmfileChart::Repository {
+                repository: "jetstack".into(),
+                url: "https://charts.jetstack.io".into(),
+                oci: false,
+                chart: "cert-manager".into(),
+            }
+        );
+        assert_eq!(
+            plan(0).values,
+            serde_json::json!({"replicas": 3, "image": {"tag": "2.0", "repo": "x"}})
+        );
+        assert_eq!(plan(0).set, vec!["installCRDs=true"]);
+        assert_eq!(
+            plan(1).chart,
+            HelmfileChart::Repository {
+                repository: "mirror".into(),
+                url: "oci://ghcr.io/org/charts".into(),
+                oci: true,
+                chart: "cilium".into(),
+            }
+        );
+        assert_eq!(
+            plan(2).chart,
+            HelmfileChart::Oci {
+                url: "oci://ghcr.io/spegel-org/helm-charts".into(),
+                chart: "spegel".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn templating_is_reported_never_guessed() {
+        let helmfile = "templates:\n  default: &default\n    namespace: kube-system\nreleases:\n  - name: gotmpl\n    chart: oci://r.io/c/a\n    values: [values.yaml.gotmpl]\n  - name: braces\n    chart: oci://r.io/c/a\n    version: '{{ .Values.version }}'\n  - name: merged\n    <<: *default\n    chart: oci://r.io/c/a\n  - name: inherits\n    inherit: [{template: default}]\n    chart: oci://r.io/c/a\n  - name: secret\n    chart: oci://r.io/c/a\n    secrets: [s.yaml]\n";
+        let mut got = plans(&[("bootstrap/helmfile.yaml", helmfile)]);
+        // The `templates:` entry merged with `<<` is YAML, not templating.
+        let merged = got.remove(2);
+        assert_eq!(merged.0, "merged");
+        assert!(merged.1.is_ok(), "{merged:?}");
+        let why: Vec<String> = got
+            .iter()
+            .map(|(_, p)| match p {
+                Err(Unplanned::NotEvaluated(why)) => why.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            why,
+            vec![
+                format!("{TEMPLATING} (values file values.yaml.gotmpl)"),
+                format!("{TEMPLATING} (`{{{{` in the release)"),
+                format!("{TEMPLATING} (inherit:)"),
+                "secrets: helm-secrets decryption is not run".to_string(),
+            ]
+        );
+        // A templated helmfile is listed, not rendered.
+        let got = plans(&[(
+            "bootstrap/helmfile.yaml.gotmpl",
+            "releases:\n  - name: a\n    chart: oci://r.io/c/a\n",
+        )]);
+        assert_eq!(
+            got[0].1,
+            Err(Unplanned::NotEvaluated(format!(
+                "{TEMPLATING} (the helmfile is a .gotmpl template)"
+            )))
+        );
+    }
+
+    #[test]
+    fn local_charts_and_missing_values_files() {
+        let got = plans(&[
+            ("charts/base/Chart.yaml", "apiVersion: v2\nname: base\nversion: 0.1.0\n"),
+            (
+                "bootstrap/helmfile/core.yaml",
+                "releases:\n  - name: base\n    chart: ../../charts/base\n  - name: gone\n    chart: ../../charts/base\n    values: [absent.yaml]\n  - name: tolerated\n    chart: ../../charts/base\n    missingFileHandler: Warn\n    values: [absent.yaml]\n  - name: nowhere\n    chart: nothing/here\n  - name: outside\n    chart: ../../../etc\n",
+            ),
+        ]);
+        match &got[0].1 {
+            Ok(p) => assert!(
+                matches!(&p.chart, HelmfileChart::Local(d) if d.ends_with("charts/base")),
+                "{p:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&got[1].1, Err(Unplanned::Invalid(why)) if why.contains("absent.yaml")),
+            "{:?}",
+            got[1].1
+        );
+        assert!(got[2].1.is_ok(), "{:?}", got[2].1);
+        assert!(
+            matches!(&got[3].1, Err(Unplanned::Invalid(_))),
+            "{:?}",
+            got[3].1
+        );
+        assert!(
+            matches!(&got[4].1, Err(Unplanned::Invalid(_))),
+            "{:?}",
+            got[4].1
+        );
     }
 }

@@ -137,6 +137,9 @@ pub struct EntryBuild {
     pub assumptions: Vec<Inference>,
     /// What is applied before Flux ([`crate::bootstrap`]).
     pub bootstrap: crate::bootstrap::Bootstrap,
+    /// What its helmfile releases render ([`crate::helm_release::bootstrap`]), in the
+    /// helmfiles' order; `kustomization` is the helmfile's path.
+    pub bootstrap_releases: Vec<crate::helm_release::ReleaseBuild>,
     /// Secrets controllers create from objects of the build ([`crate::runtime`]).
     pub runtime_secrets: Vec<RuntimeSecret>,
     /// The directory the ExternalArtifacts of ArtifactGenerators were staged in (removed when
@@ -161,6 +164,11 @@ impl RepositoryBuild {
                 .iter()
                 .chain(e.kustomizations.iter().flat_map(|k| k.diagnostics.iter()))
                 .chain(e.releases.iter().flat_map(|r| r.diagnostics.iter()))
+                .chain(
+                    e.bootstrap_releases
+                        .iter()
+                        .flat_map(|r| r.diagnostics.iter()),
+                )
         })
     }
 
@@ -438,7 +446,28 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut produced = Produced::default();
     let bootstrap = crate::bootstrap::load(root, &config.bootstrap, entry);
-    for object in &bootstrap.objects {
+    let bootstrap_releases = crate::helm_release::bootstrap::render_bootstrap(
+        &bootstrap,
+        &crate::helm_release::bootstrap::BootstrapInputs {
+            root,
+            fetcher: options.fetcher.as_deref(),
+            charts: &cluster.charts,
+            kube_version: crate::helm_release::capabilities::kube_version(
+                config.kubernetes_version.as_deref(),
+            ),
+        },
+        options.renderer.as_ref(),
+    );
+    // What exists before Flux: the bootstrap manifests and what its helmfile releases render.
+    let before_flux: Vec<Object> = bootstrap
+        .objects
+        .iter()
+        .chain(crate::helm_release::bootstrap::rendered_objects(
+            &bootstrap_releases,
+        ))
+        .cloned()
+        .collect();
+    for object in &before_flux {
         if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
             produced.add(object);
         }
@@ -600,7 +629,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         kustomizations.into_iter().map(|(_, k)| k).collect();
     let releases = crate::helm_release::render_releases(
         &kustomizations,
-        &bootstrap.objects,
+        &before_flux,
         &crate::helm_release::Inputs {
             root,
             fetcher: options.fetcher.as_deref(),
@@ -639,6 +668,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         diagnostics,
         assumptions,
         bootstrap,
+        bootstrap_releases,
         runtime_secrets: produced.runtime,
         staging: staging.dir.map(std::sync::Arc::new),
         seconds: started.elapsed().as_secs_f64(),

@@ -32,6 +32,13 @@ pub struct Summary {
     pub releases_not_rendered: usize,
     /// Objects the rendered releases produce.
     pub release_objects: usize,
+    /// helmfile releases applied at bootstrap, and how many were rendered (the rest failed,
+    /// were unavailable or not rendered).
+    pub bootstrap_releases: usize,
+    pub bootstrap_rendered: usize,
+    pub bootstrap_failed: usize,
+    pub bootstrap_unavailable: usize,
+    pub bootstrap_not_rendered: usize,
 }
 
 impl Summary {
@@ -55,6 +62,7 @@ impl Summary {
                 Status::Unavailable(_) => self.unavailable += 1,
             }
         }
+        self.add_bootstrap(entry);
         for r in &entry.releases {
             self.releases += 1;
             self.release_objects += r.objects.len();
@@ -63,6 +71,18 @@ impl Summary {
                 Status::Failed => self.releases_failed += 1,
                 Status::NotBuilt(_) => self.releases_not_rendered += 1,
                 Status::Unavailable(_) => self.releases_unavailable += 1,
+            }
+        }
+    }
+
+    fn add_bootstrap(&mut self, entry: &EntryBuild) {
+        for r in &entry.bootstrap_releases {
+            self.bootstrap_releases += 1;
+            match r.status {
+                Status::Built => self.bootstrap_rendered += 1,
+                Status::Failed => self.bootstrap_failed += 1,
+                Status::NotBuilt(_) => self.bootstrap_not_rendered += 1,
+                Status::Unavailable(_) => self.bootstrap_unavailable += 1,
             }
         }
     }
@@ -131,6 +151,27 @@ impl fmt::Display for Summary {
                 write!(f, ", {} not rendered", self.releases_not_rendered)?;
             }
         }
+        if self.bootstrap_releases > 0 {
+            write!(
+                f,
+                "; {}: {} rendered",
+                plural(
+                    self.bootstrap_releases,
+                    "bootstrap release",
+                    "bootstrap releases"
+                ),
+                self.bootstrap_rendered
+            )?;
+            if self.bootstrap_failed > 0 {
+                write!(f, ", {} failed", self.bootstrap_failed)?;
+            }
+            if self.bootstrap_unavailable > 0 {
+                write!(f, ", {} unavailable", self.bootstrap_unavailable)?;
+            }
+            if self.bootstrap_not_rendered > 0 {
+                write!(f, ", {} not rendered", self.bootstrap_not_rendered)?;
+            }
+        }
         if self.resource_sets > 0 {
             write!(
                 f,
@@ -189,6 +230,26 @@ impl RepositoryBuild {
         let several = self.entries.len() > 1;
         let mut first = true;
         for entry in &self.entries {
+            // What bootstrap applies comes first: the cluster has it before Flux.
+            for r in entry
+                .bootstrap_releases
+                .iter()
+                .filter(|r| !r.objects.is_empty())
+            {
+                if !first {
+                    out.push_str("---\n");
+                }
+                first = false;
+                if several {
+                    out.push_str(&format!("# Entry: {}\n", entry.entry));
+                }
+                out.push_str(&format!(
+                    "# Source: {}\n",
+                    crate::helm_release::bootstrap::title(r)
+                ));
+                let values: Vec<&Value> = r.objects.iter().map(|o| &o.value).collect();
+                out.push_str(&plumb_yaml::write_stream(values));
+            }
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
                 if !first {
                     out.push_str("---\n");
@@ -218,6 +279,14 @@ impl RepositoryBuild {
     pub fn to_names(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
         let mut out = String::new();
         for entry in &self.entries {
+            for o in entry
+                .bootstrap_releases
+                .iter()
+                .flat_map(|r| r.objects.iter())
+            {
+                out.push_str(&o.display_id());
+                out.push('\n');
+            }
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
                 let rendered = releases_of(entry, k).flat_map(|r| r.objects.iter());
                 for o in k.objects.iter().chain(rendered) {
@@ -237,7 +306,14 @@ impl RepositoryBuild {
         let mut assumptions = Vec::new();
         let mut entries = Vec::new();
         let mut releases = Vec::new();
+        let mut bootstrap_releases = Vec::new();
         for entry in &self.entries {
+            bootstrap_releases.extend(
+                entry
+                    .bootstrap_releases
+                    .iter()
+                    .map(|r| release_json(&entry.entry, r)),
+            );
             assumptions.extend(
                 entry
                     .assumptions
@@ -256,6 +332,8 @@ impl RepositoryBuild {
                 "resource_sets": s.resource_sets,
                 "helm_releases": s.releases,
                 "rendered": s.rendered,
+                "bootstrap_releases": s.bootstrap_releases,
+                "bootstrap_rendered": s.bootstrap_rendered,
                 "seconds": entry.seconds,
             }));
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
@@ -296,6 +374,7 @@ impl RepositoryBuild {
             "schema": "plumb.build/v1",
             "kustomizations": kustomizations,
             "helm_releases": releases,
+            "bootstrap_releases": bootstrap_releases,
             "errors": errors,
             "assumptions": assumptions,
             "entries": entries,

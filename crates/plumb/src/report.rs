@@ -74,6 +74,31 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                     let _ = writeln!(stderr, "    = via: {}", k.chain.join(" → "));
                 }
             }
+            for r in &entry.bootstrap_releases {
+                let line = match &r.status {
+                    Status::Built if verbosity.verbose > 1 => format!(
+                        "rendered helmfile release {} ({}): {} objects",
+                        r.key(),
+                        r.kustomization,
+                        r.objects.len()
+                    ),
+                    Status::Built => continue,
+                    Status::Failed => {
+                        format!("failed helmfile release {} ({})", r.key(), r.kustomization)
+                    }
+                    Status::NotBuilt(reason) => format!(
+                        "not rendered helmfile release {} ({}): {reason}",
+                        r.key(),
+                        r.kustomization
+                    ),
+                    Status::Unavailable(reason) => format!(
+                        "unavailable helmfile release {} ({}): {reason}",
+                        r.key(),
+                        r.kustomization
+                    ),
+                };
+                let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+            }
             for r in &entry.releases {
                 let line = match &r.status {
                     Status::Built if verbosity.verbose > 1 => format!(

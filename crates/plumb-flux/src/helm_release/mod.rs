@@ -10,6 +10,7 @@
 //! rendered twice, and a release whose two renders differ is reported: its controller would
 //! never converge.
 
+pub mod bootstrap;
 pub mod capabilities;
 mod chart;
 pub mod render_cache;

@@ -16,7 +16,7 @@ use crate::rule::CheckContext;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::{Object, HELM_GROUP};
 use plumb_yaml::Node;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What provides a kind's CRD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +163,23 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             crds.entry((group, kind)).or_default().push((i, o));
         }
     }
+    // CRDs applied at bootstrap (its manifests, its rendered helmfile releases) are in the
+    // cluster before Flux applies anything.
+    let before_flux: HashSet<(&str, &str)> = entry
+        .bootstrap
+        .objects
+        .iter()
+        .chain(plumb_flux::helm_release::bootstrap::rendered_objects(
+            &entry.bootstrap_releases,
+        ))
+        .filter(|o| o.is("apiextensions.k8s.io", "CustomResourceDefinition"))
+        .map(|o| {
+            (
+                o.str_at(&["spec", "group"]).unwrap_or(""),
+                o.str_at(&["spec", "names", "kind"]).unwrap_or(""),
+            )
+        })
+        .collect();
     let releases: Vec<(usize, &Object)> = objects
         .iter()
         .filter(|(_, o)| o.is(HELM_GROUP, "HelmRelease"))
@@ -175,7 +192,7 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
     };
     for &(i, object) in &objects {
         let (group, kind) = (object.group(), object.kind());
-        if kind.is_empty() || is_builtin(group, kind) {
+        if kind.is_empty() || is_builtin(group, kind) || before_flux.contains(&(group, kind)) {
             continue;
         }
         let mut providers: Vec<(usize, Provider<'a>)> = Vec::new();
