@@ -231,11 +231,7 @@ impl RepositoryBuild {
         let mut first = true;
         for entry in &self.entries {
             // What bootstrap applies comes first: the cluster has it before Flux.
-            for r in entry
-                .bootstrap_releases
-                .iter()
-                .filter(|r| !r.objects.is_empty())
-            {
+            for r in bootstrap_of(entry, select).filter(|r| !r.objects.is_empty()) {
                 if !first {
                     out.push_str("---\n");
                 }
@@ -308,12 +304,8 @@ impl RepositoryBuild {
         let mut releases = Vec::new();
         let mut bootstrap_releases = Vec::new();
         for entry in &self.entries {
-            bootstrap_releases.extend(
-                entry
-                    .bootstrap_releases
-                    .iter()
-                    .map(|r| release_json(&entry.entry, r)),
-            );
+            bootstrap_releases
+                .extend(bootstrap_of(entry, select).map(|r| release_json(&entry.entry, r)));
             assumptions.extend(
                 entry
                     .assumptions
@@ -380,6 +372,16 @@ impl RepositoryBuild {
             "entries": entries,
         })
     }
+}
+
+/// The helmfile releases of `entry`'s bootstrap, when the whole cluster is selected (`--ks`
+/// picking some Kustomizations shows only theirs).
+fn bootstrap_of<'a>(
+    entry: &'a EntryBuild,
+    select: &dyn Fn(&KustomizationBuild) -> bool,
+) -> impl Iterator<Item = &'a ReleaseBuild> + 'a {
+    let whole = entry.kustomizations.iter().all(select);
+    entry.bootstrap_releases.iter().filter(move |_| whole)
 }
 
 /// The HelmReleases that Kustomization `k` of `entry` produced.
