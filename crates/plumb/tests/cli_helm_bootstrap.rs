@@ -329,6 +329,28 @@ fn helmfile_releases_render_before_flux_as_helm_template_renders_them() {
     assert_eq!(object(probe, "ConfigMap")["data"]["gadgets"], "served");
     assert_eq!(object(probe, "ConfigMap")["data"]["mode"], "slow");
 
+    // Unchanged, the render comes from the cache; offline with the servers gone, the charts
+    // too.
+    let (_, again, _) = build_json(&repo, &cache);
+    let operator_again = named(&again["bootstrap_releases"], "operator");
+    assert_eq!(operator_again["cached"], true, "{operator_again:#}");
+    assert_eq!(operator_again["objects"], operator["objects"]);
+    assert_eq!(operator["cached"], false);
+    drop(server);
+    let (code, offline, stderr) = {
+        let (code, stdout, stderr) = plumb(&repo, &cache, &["build", "-o", "json", "--offline"]);
+        (
+            code,
+            serde_json::from_str::<Value>(&stdout).unwrap(),
+            stderr,
+        )
+    };
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        named(&offline["bootstrap_releases"], "operator")["objects"],
+        operator["objects"]
+    );
+
     // YAML: the bootstrap releases first, each titled with its helmfile and chart.
     let (_, yaml, stderr) = plumb(&repo, &cache, &["build"]);
     let first = yaml
@@ -359,16 +381,22 @@ fn a_chart_directory_renders_and_a_missing_values_file_fails_at_its_release() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     cluster(&repo);
+    // The apps Kustomization substitutes from the ConfigMap a bootstrap release renders.
+    write(
+        &repo,
+        "clusters/dev/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: base\n",
+    );
     write(
         &repo,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: apps}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: apps}\ndata:\n  mode: ${mode}\n",
     );
     probe_chart(&repo.join("kubernetes/charts/base"), "base", "0.2.0");
     write(
         &repo,
         "bootstrap/helmfile/core.yaml",
-        "releases:\n  - name: base\n    chart: ../../kubernetes/charts/base\n    values:\n      - mode: quick\n  - name: broken\n    namespace: tools\n    chart: ../../kubernetes/charts/base\n    values:\n      - values/absent.yaml\n",
+        "releases:\n  - name: base\n    namespace: flux-system\n    chart: ../../kubernetes/charts/base\n    values:\n      - mode: quick\n  - name: broken\n    chart: ../../kubernetes/charts/base\n    values:\n      - values/absent.yaml\n",
     );
     let cache = tmp.path().join("cache");
     let (code, doc, stderr) = build_json(&repo, &cache);
@@ -377,13 +405,13 @@ fn a_chart_directory_renders_and_a_missing_values_file_fails_at_its_release() {
 
     let base = named(bootstrap, "base");
     assert_eq!(base["status"], "built", "{base:#}");
-    assert_eq!(base["release_namespace"], "default");
+    assert_eq!(base["release_namespace"], "flux-system");
     let expected: Vec<Value> = objects_of(&run(std::process::Command::new(helm())
         .args(["template", "base"])
         .arg(repo.join("kubernetes/charts/base"))
         .args([
             "--namespace",
-            "default",
+            "flux-system",
             "--kube-version",
             "1.34.0",
             "--include-crds",
@@ -391,7 +419,7 @@ fn a_chart_directory_renders_and_a_missing_values_file_fails_at_its_release() {
             "mode=quick",
         ])))
     .into_iter()
-    .map(|v| as_applied(v, "default"))
+    .map(|v| as_applied(v, "flux-system"))
     .collect();
     assert_eq!(base["objects"].as_array().unwrap(), &expected);
     assert_eq!(object(base, "ConfigMap")["data"]["gadgets"], "absent");
@@ -400,20 +428,24 @@ fn a_chart_directory_renders_and_a_missing_values_file_fails_at_its_release() {
     assert_eq!(broken["status"], "failed", "{broken:#}");
     let e = &broken["errors"][0];
     assert_eq!(e["file"], "bootstrap/helmfile/core.yaml", "{e:#}");
-    assert_eq!(e["line"], 6, "{e:#}");
+    assert_eq!(e["line"], 7, "{e:#}");
     let message = e["message"].as_str().unwrap();
     assert!(
-        message.contains("helmfile release tools/broken") && message.contains("values/absent.yaml"),
+        // No namespace: helm's default.
+        message.contains("helmfile release default/broken")
+            && message.contains("values/absent.yaml"),
         "{message}"
     );
     assert!(
-        stderr.contains("bootstrap/helmfile/core.yaml:6"),
+        stderr.contains("bootstrap/helmfile/core.yaml:7"),
         "{stderr}"
     );
     assert!(
         stderr.contains("; 2 bootstrap releases: 1 rendered, 1 failed"),
         "{stderr}"
     );
-    // The Flux side still builds.
-    assert_eq!(named(&doc["kustomizations"], "apps")["status"], "built");
+    // The Flux side still builds, and reads what the bootstrap release rendered.
+    let apps = named(&doc["kustomizations"], "apps");
+    assert_eq!(apps["status"], "built", "{apps:#}");
+    assert_eq!(apps["objects"][0]["data"]["mode"], "quick", "{apps:#}");
 }

@@ -145,7 +145,11 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     // A source that could not be fetched leaves the build incomplete: not a success.
     let errors = report_diagnostics(&result, verbosity);
     let summary = result.summary();
-    if errors || summary.unavailable > 0 || summary.releases_unavailable > 0 {
+    if errors
+        || summary.unavailable > 0
+        || summary.releases_unavailable > 0
+        || summary.bootstrap_unavailable > 0
+    {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -13,8 +13,8 @@ use plumb_yaml::{Node, NodeKind, SourceFile};
 use std::collections::{BTreeMap, HashMap};
 
 /// The ConfigMaps and Secrets one cluster holds, by kind, namespace and name: the first
-/// producer in tree order wins, as in the build; then those applied at bootstrap, and the
-/// Secrets controllers create at runtime.
+/// producer in tree order wins, as in the build; then those applied at bootstrap (manifests,
+/// rendered helmfile releases), and the Secrets controllers create at runtime.
 pub(crate) struct Produced<'a>(
     HashMap<(String, String, String), &'a Object>,
     &'a [RuntimeSecret],
@@ -24,7 +24,10 @@ impl<'a> Produced<'a> {
     pub(crate) fn of(entry: &'a EntryBuild) -> Produced<'a> {
         let mut map = HashMap::new();
         let built = entry.kustomizations.iter().flat_map(|k| &k.objects);
-        for object in built.chain(&entry.bootstrap.objects) {
+        let bootstrap = entry.bootstrap.objects.iter().chain(
+            plumb_flux::helm_release::bootstrap::rendered_objects(&entry.bootstrap_releases),
+        );
+        for object in built.chain(bootstrap) {
             if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
                 map.entry((
                     object.kind().to_string(),
