@@ -349,13 +349,17 @@ fn render_one(
         })
     };
     // helm runs test hooks only on `helm test`, which `helmfile sync` does not.
-    let objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
+    let mut objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
         .into_iter()
         .filter(|r| !super::is_test_hook(r))
         .collect();
+    super::canonical_order(&mut objects);
     let mut diagnostics = Vec::new();
-    if let Some(other) = &cached.differs {
-        let changed = super::differing(&objects, &parse(other)?);
+    let changed = match &cached.differs {
+        Some(other) => super::differing(&objects, &parse(other)?),
+        None => Vec::new(),
+    };
+    if !changed.is_empty() {
         diagnostics.push(
             Diagnostic::warning(
                 Code::RenderNondeterministic,
