@@ -225,7 +225,7 @@ impl Walk<'_> {
                 let dir = path.parent().unwrap_or(root);
                 let file = Helmfile {
                     walk: self,
-                    doc,
+                    docs: &docs,
                     dir,
                     templated: path.to_string_lossy().ends_with(".gotmpl"),
                 };
@@ -273,7 +273,9 @@ impl Walk<'_> {
 /// One document of a helmfile file, read for its releases.
 struct Helmfile<'a> {
     walk: &'a Walk<'a>,
-    doc: &'a plumb_yaml::Node,
+    /// Its documents: helmfile merges the parts of a file, so a repository or `bases:` of one
+    /// part holds for the releases of the others.
+    docs: &'a [plumb_yaml::Node],
     /// The helmfile's directory (absolute): where its relative paths start.
     dir: &'a Path,
     /// The file is a `.gotmpl`: helmfile renders it before reading it.
@@ -300,7 +302,7 @@ impl Helmfile<'_> {
         if self.templated {
             return Err(templating("the helmfile is a .gotmpl template"));
         }
-        if self.doc.get("bases").is_some() {
+        if self.docs.iter().any(|d| d.get("bases").is_some()) {
             return Err(templating("bases:"));
         }
         // A `templates:` entry merged with `<<` is plain YAML (the parser merges it, as
@@ -386,10 +388,10 @@ impl Helmfile<'_> {
     /// The URL of the repository `name` of `repositories:` (`oci://…` when `oci: true`).
     fn repository(&self, name: &str) -> Option<Result<(String, bool), Unplanned>> {
         let entry = self
-            .doc
-            .get("repositories")?
-            .as_sequence()?
+            .docs
             .iter()
+            .filter_map(|d| d.get("repositories").and_then(|r| r.as_sequence()))
+            .flatten()
             .find(|r| r.str_at(&["name"]) == Some(name))?;
         let Some(url) = entry.str_at(&["url"]).filter(|u| !u.is_empty()) else {
             return Some(Err(Unplanned::Invalid(format!(
@@ -610,10 +612,12 @@ mod tests {
             ("bootstrap/values/a.yaml", "replicas: 1\nimage: {tag: '1.0', repo: x}\n"),
             (
                 "bootstrap/helmfile.yaml",
-                "repositories:\n  - name: jetstack\n    url: https://charts.jetstack.io\n  - name: mirror\n    url: ghcr.io/org/charts\n    oci: true\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.18.2\n    values:\n      - values/a.yaml\n      - image: {tag: '2.0'}\n        replicas: 3\n    set:\n      - name: installCRDs\n        value: true\n  - name: cilium\n    chart: mirror/cilium\n  - name: spegel\n    chart: oci://ghcr.io/spegel-org/helm-charts/spegel\n",
+                "repositories:\n  - name: jetstack\n    url: https://charts.jetstack.io\n  - name: mirror\n    url: ghcr.io/org/charts\n    oci: true\n---\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.18.2\n    values:\n      - values/a.yaml\n      - image: {tag: '2.0'}\n        replicas: 3\n    set:\n      - name: installCRDs\n        value: true\n  - name: cilium\n    chart: mirror/cilium\n  - name: spegel\n    chart: oci://ghcr.io/spegel-org/helm-charts/spegel\n",
             ),
         ]);
         let plan = |i: usize| got[i].1.as_ref().unwrap();
+        // helmfile merges a file's parts: `mirror` of the first part serves the second's.
+        assert_eq!(got.len(), 3);
         assert_eq!(
             plan(0).chart,
             HelmfileChart::Repository {
