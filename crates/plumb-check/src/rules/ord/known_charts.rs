@@ -216,6 +216,11 @@ pub(crate) fn installs(entry: &EntryBuild, object: &Object, group: &str, kind: &
     let Some(chart) = chart_name(entry, object) else {
         return false;
     };
+    chart_installs(&chart, group, kind)
+}
+
+/// Whether the chart named `chart` is in the table with the CRD of `group`/`kind`.
+pub(crate) fn chart_installs(chart: &str, group: &str, kind: &str) -> bool {
     CHARTS
         .iter()
         .filter(|(name, _)| *name == chart)

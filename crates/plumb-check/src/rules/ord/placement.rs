@@ -17,6 +17,7 @@ use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::{Object, HELM_GROUP};
 use plumb_yaml::Node;
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 /// What provides a kind's CRD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +181,22 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             )
         })
         .collect();
+    // A bootstrap release that is not rendered (helmfile templating) is known by its chart's
+    // name, as an unrendered HelmRelease is.
+    let unrendered_charts: Vec<&str> = entry
+        .bootstrap
+        .releases
+        .iter()
+        .filter(|r| {
+            !entry.bootstrap_releases.iter().any(|b| {
+                b.status == plumb_flux::build::Status::Built
+                    && b.name == r.name
+                    && Path::new(&b.kustomization) == r.file
+            })
+        })
+        .filter_map(|r| r.chart.as_deref())
+        .filter_map(|c| c.trim_end_matches('/').rsplit('/').next())
+        .collect();
     let releases: Vec<(usize, &Object)> = objects
         .iter()
         .filter(|(_, o)| o.is(HELM_GROUP, "HelmRelease"))
@@ -192,7 +209,13 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
     };
     for &(i, object) in &objects {
         let (group, kind) = (object.group(), object.kind());
-        if kind.is_empty() || is_builtin(group, kind) || before_flux.contains(&(group, kind)) {
+        if kind.is_empty()
+            || is_builtin(group, kind)
+            || before_flux.contains(&(group, kind))
+            || unrendered_charts
+                .iter()
+                .any(|c| known_charts::chart_installs(c, group, kind))
+        {
             continue;
         }
         let mut providers: Vec<(usize, Provider<'a>)> = Vec::new();
