@@ -458,15 +458,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         },
         options.renderer.as_ref(),
     );
-    // What exists before Flux: the bootstrap manifests and what its helmfile releases render.
-    let before_flux: Vec<Object> = bootstrap
-        .objects
-        .iter()
-        .chain(crate::helm_release::bootstrap::rendered_objects(
-            &bootstrap_releases,
-        ))
-        .cloned()
-        .collect();
+    let before_flux = crate::helm_release::bootstrap::before_flux(&bootstrap, &bootstrap_releases);
     for object in &before_flux {
         if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
             produced.add(object);

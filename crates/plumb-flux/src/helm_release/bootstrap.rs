@@ -441,3 +441,14 @@ pub fn rendered_objects(releases: &[ReleaseBuild]) -> impl Iterator<Item = &Obje
         .filter(|r| r.status == Status::Built)
         .flat_map(|r| r.objects.iter())
 }
+
+/// What exists before Flux: the bootstrap manifests' objects and those its rendered helmfile
+/// releases add.
+pub fn before_flux(bootstrap: &Bootstrap, releases: &[ReleaseBuild]) -> Vec<Object> {
+    bootstrap
+        .objects
+        .iter()
+        .chain(rendered_objects(releases))
+        .cloned()
+        .collect()
+}
