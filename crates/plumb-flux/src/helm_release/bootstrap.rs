@@ -9,7 +9,7 @@
 //! manifests and these releases), not yet what Flux will apply. A release whose chart or
 //! values come from helmfile templating is not rendered, and says so.
 
-use super::render_cache::{Cached, RenderCache};
+use super::render_cache::RenderCache;
 use super::{capabilities, ChartInfo, ChartOnce, ReleaseBuild, Renderer};
 use crate::bootstrap::{Bootstrap, HelmfileChart, HelmfilePlan, HelmfileRelease, Unplanned};
 use crate::build::Status;
@@ -299,15 +299,13 @@ fn render_one(
         &inputs.kube_version,
         &api_versions.join(","),
     ]);
+    let fail =
+        |e: &dyn std::fmt::Display| failed(release, Code::RenderFailed, format!("{what}: {e}"));
     let (cached, hit) = match renderer.cache.as_ref().and_then(|c| c.get(&key)) {
         Some(c) => (c, true),
         None => {
-            let fail = |e: &dyn std::fmt::Display| {
-                failed(release, Code::RenderFailed, format!("{what}: {e}"))
-            };
-            let plan = plumb_helm::schema::prepare_offline(&chart.dir).map_err(|e| fail(&e))?;
             let template = Template {
-                chart_dir: &plan.chart_dir,
+                chart_dir: &chart.dir,
                 release_name: &release.name,
                 namespace: &namespace,
                 values: &ready.plan.values,
@@ -318,47 +316,18 @@ fn render_one(
                 crds: CrdPolicy::Create,
                 hooks: true,
                 is_upgrade: false,
-                skip_schema_validation: plan.skip_validation,
+                skip_schema_validation: false,
             };
-            let first = renderer
-                .helm
-                .template(&template)
-                .map_err(|e| fail(&super::helm_message(&e)))?;
-            let second = renderer
-                .helm
-                .template(&template)
-                .map_err(|e| fail(&super::helm_message(&e)))?;
-            let c = Cached {
-                differs: (second != first).then_some(second),
-                manifest: first,
-                notes: plan.notes.clone(),
-            };
-            if let Some(cache) = &renderer.cache {
-                cache.put(&key, &c);
-            }
-            (c, false)
+            (
+                super::render_twice(renderer, &key, &template).map_err(|e| fail(&e))?,
+                false,
+            )
         }
     };
-    let parse = |text: &str| {
-        plumb_helm::release::parse_manifest(text).map_err(|e| {
-            failed(
-                release,
-                Code::RenderFailed,
-                format!("{what} renders invalid YAML: {e}"),
-            )
-        })
-    };
     // helm runs test hooks only on `helm test`, which `helmfile sync` does not.
-    let mut objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
-        .into_iter()
-        .filter(|r| !super::is_test_hook(r))
-        .collect();
-    super::canonical_order(&mut objects);
+    let (objects, changed) = super::read_render(&cached, false)
+        .map_err(|e| fail(&format!("renders invalid YAML: {e}")))?;
     let mut diagnostics = Vec::new();
-    let changed = match &cached.differs {
-        Some(other) => super::differing(&objects, &parse(other)?),
-        None => Vec::new(),
-    };
     if !changed.is_empty() {
         diagnostics.push(
             Diagnostic::warning(

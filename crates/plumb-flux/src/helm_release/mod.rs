@@ -532,29 +532,27 @@ fn render_one(
         &crds,
         &hooks,
     ]);
+    let failed = |e: &dyn std::fmt::Display| {
+        Outcome::Failed(
+            Diagnostic::error(
+                Code::RenderFailed,
+                format!(
+                    "chart {} {} ({}): {e}",
+                    chart.name, chart.version, p.chart.source
+                ),
+            )
+            .at(at),
+        )
+    };
+    let staged_dir;
     let (cached, hit) = match renderer.cache.as_ref().and_then(|c| c.get(&key)) {
         Some(c) => (c, true),
         None => {
-            let failed = |e: &dyn std::fmt::Display| {
-                Outcome::Failed(
-                    Diagnostic::error(
-                        Code::RenderFailed,
-                        format!(
-                            "chart {} {} ({}): {e}",
-                            chart.name, chart.version, p.chart.source
-                        ),
-                    )
-                    .at(at),
-                )
-            };
-            let staged =
+            staged_dir =
                 staged_chart(chart, p.chart.values_override.as_ref()).map_err(|e| failed(&e))?;
-            let dir = staged.as_ref().map(|d| d.path()).unwrap_or(&chart.dir);
-            // Schema `$ref`s to URLs the chart ships are resolved to its files; any other
-            // cannot be read offline, and validation is skipped rather than failed.
-            let plan = plumb_helm::schema::prepare_offline(dir).map_err(|e| failed(&e))?;
+            let dir = staged_dir.as_ref().map(|d| d.path()).unwrap_or(&chart.dir);
             let template = Template {
-                chart_dir: &plan.chart_dir,
+                chart_dir: dir,
                 release_name: &job.release_name,
                 namespace: &job.release_namespace,
                 values: &p.values.values,
@@ -564,52 +562,18 @@ fn render_one(
                 crds: p.crds,
                 hooks: p.hooks,
                 is_upgrade: false,
-                skip_schema_validation: p.skip_schema || plan.skip_validation,
+                skip_schema_validation: p.skip_schema,
             };
-            let first = renderer
-                .helm
-                .template(&template)
-                .map_err(|e| failed(&helm_message(&e)))?;
-            let second = renderer
-                .helm
-                .template(&template)
-                .map_err(|e| failed(&helm_message(&e)))?;
-            let c = Cached {
-                differs: (second != first).then_some(second),
-                manifest: first,
-                notes: plan.notes.clone(),
-            };
-            if let Some(cache) = &renderer.cache {
-                cache.put(&key, &c);
-            }
-            (c, false)
+            (
+                render_twice(renderer, &key, &template).map_err(|e| failed(&e))?,
+                false,
+            )
         }
     };
-    let parse = |text: &str| {
-        plumb_helm::release::parse_manifest(text).map_err(|e| {
-            Outcome::Failed(
-                Diagnostic::error(
-                    Code::RenderFailed,
-                    format!(
-                        "chart {} {} renders invalid YAML: {e}",
-                        chart.name, chart.version
-                    ),
-                )
-                .at(at),
-            )
-        })
-    };
     let tests = job.hr.value["spec"]["test"]["enable"].as_bool() == Some(true);
-    let mut objects: Vec<plumb_helm::release::Rendered> = parse(&cached.manifest)?
-        .into_iter()
-        .filter(|r| tests || !is_test_hook(r))
-        .collect();
-    canonical_order(&mut objects);
+    let (objects, changed) =
+        read_render(&cached, tests).map_err(|e| failed(&format!("renders invalid YAML: {e}")))?;
     let mut diagnostics = Vec::new();
-    let changed = match &cached.differs {
-        Some(other) => differing(&objects, &parse(other)?),
-        None => Vec::new(),
-    };
     if !changed.is_empty() {
         diagnostics.push(
             Diagnostic::warning(
@@ -643,6 +607,59 @@ fn render_one(
         diagnostics,
         cached: hit,
     })
+}
+
+/// `template` rendered twice (after making its chart's schema usable offline: `$ref`s to URLs
+/// the chart ships resolved to its files, validation skipped for any other), kept in the
+/// renderer's cache under `key`. `Err` is helm's message.
+pub(crate) fn render_twice(
+    renderer: &Renderer,
+    key: &str,
+    template: &Template<'_>,
+) -> Result<Cached, String> {
+    let plan =
+        plumb_helm::schema::prepare_offline(template.chart_dir).map_err(|e| e.to_string())?;
+    let template = Template {
+        chart_dir: &plan.chart_dir,
+        skip_schema_validation: template.skip_schema_validation || plan.skip_validation,
+        ..template.clone()
+    };
+    let render = || {
+        renderer
+            .helm
+            .template(&template)
+            .map_err(|e| helm_message(&e))
+    };
+    let first = render()?;
+    let second = render()?;
+    let c = Cached {
+        differs: (second != first).then_some(second),
+        manifest: first,
+        notes: plan.notes.clone(),
+    };
+    if let Some(cache) = &renderer.cache {
+        cache.put(key, &c);
+    }
+    Ok(c)
+}
+
+/// The objects of a render in canonical order (test hooks only when `tests`), and those its
+/// second render had otherwise.
+pub(crate) fn read_render(
+    cached: &Cached,
+    tests: bool,
+) -> Result<(Vec<plumb_helm::release::Rendered>, Vec<String>), plumb_helm::helm::RenderError> {
+    let mut objects: Vec<plumb_helm::release::Rendered> =
+        plumb_helm::release::parse_manifest(&cached.manifest)?
+            .into_iter()
+            .filter(|r| tests || !is_test_hook(r))
+            .collect();
+    canonical_order(&mut objects);
+    let changed = match &cached.differs {
+        Some(other) => differing(&objects, &plumb_helm::release::parse_manifest(other)?),
+        None => Vec::new(),
+    };
+    Ok((objects, changed))
 }
 
 /// helm's own words for a failed render, without the chart's cache path and helm's
