@@ -374,7 +374,7 @@ fn helm_releases_render_as_helm_template_renders_them() {
     };
     at_line("no-version", "chart-not-ready", &["web", "9.x"]);
     at_line("no-chart", "chart-not-ready", &["nothing-of-that-name"]);
-    at_line("no-values", "values-not-found", &["not-there"]);
+    at_line("no-values", "values-not-found", &["web 1.0.0", "not-there"]);
     at_line(
         "broken",
         "render-failed",

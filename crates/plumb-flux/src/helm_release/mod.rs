@@ -374,7 +374,18 @@ fn prepare(hr: &Object, inputs: &Inputs<'_>) -> Result<Prepared, Outcome> {
         chart::ChartProblem::Unavailable(why) => Outcome::Unavailable(why),
         chart::ChartProblem::Failed(d) => Outcome::Failed(d),
     })?;
-    let values = values_of(hr, inputs)?;
+    // Messages about values name the chart too: the user sees which release of what it is.
+    let of_chart = format!(
+        "chart {} {} ({})",
+        chart.fetched.name, chart.fetched.version, chart.source
+    );
+    let values = values_of(hr, inputs).map_err(|o| match o {
+        Outcome::Failed(mut d) => {
+            d.message = format!("{of_chart}: {}", d.message);
+            Outcome::Failed(d)
+        }
+        other => other,
+    })?;
     let spec = &hr.value["spec"];
     // The build shows the cluster after install: install's CRD policy and hooks.
     let crds = CrdPolicy::parse(spec["install"]["crds"].as_str()).map_err(|e| {
