@@ -666,8 +666,16 @@ pub(crate) fn read_render(
             .filter(|r| tests || !is_test_hook(r))
             .collect();
     canonical_order(&mut objects);
+    // Hooks are created and deleted around an install or upgrade; they are not part of the
+    // release that drift detection compares, so a random hook name is no drift.
+    let applied = |list: &[plumb_helm::release::Rendered]| -> Vec<plumb_helm::release::Rendered> {
+        list.iter().filter(|r| !r.hook).cloned().collect()
+    };
     let changed = match &cached.differs {
-        Some(other) => differing(&objects, &plumb_helm::release::parse_manifest(other)?),
+        Some(other) => differing(
+            &applied(&objects),
+            &applied(&plumb_helm::release::parse_manifest(other)?),
+        ),
         None => Vec::new(),
     };
     Ok((objects, changed))
@@ -830,6 +838,29 @@ mod tests {
             hook: false,
             crd: false,
         }
+    }
+
+    #[test]
+    fn hooks_that_differ_between_renders_are_no_drift() {
+        let manifest = |suffix: &str| {
+            format!("---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stable\n---\n# Source: c/templates/test.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: test-{suffix}\n  annotations:\n    helm.sh/hook: test\n---\n# Source: c/templates/job.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate-{suffix}\n  annotations:\n    helm.sh/hook: pre-install\n")
+        };
+        let cached = Cached {
+            manifest: manifest("a1"),
+            differs: Some(manifest("b2")),
+            notes: Vec::new(),
+        };
+        let (objects, changed) = read_render(&cached, false).unwrap();
+        assert!(changed.is_empty(), "{changed:?}");
+        // The test Pod is dropped (no test.enable); the pre-install Job is kept.
+        assert_eq!(objects.len(), 2);
+        let secret = Cached {
+            manifest: manifest("a1").replace("name: stable", "name: stable-a1"),
+            differs: Some(manifest("b2").replace("name: stable", "name: stable-b2")),
+            notes: Vec::new(),
+        };
+        let (_, changed) = read_render(&secret, false).unwrap();
+        assert_eq!(changed, ["ConfigMap/stable-a1", "ConfigMap/stable-b2"]);
     }
 
     #[test]
