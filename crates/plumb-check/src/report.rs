@@ -23,6 +23,9 @@ pub struct Report {
     pub sources: SourceCache,
     /// How much of the repository was built, and so checked.
     pub build: plumb_flux::output::Summary,
+    /// Kinds (`group/Kind`) that nothing seen provides while part of the cluster was not seen
+    /// (a release not rendered, a Kustomization not built): not reported by ORD001, listed here.
+    pub unchecked_kinds: Vec<String>,
 }
 
 impl Report {
@@ -33,6 +36,11 @@ impl Report {
             root,
             build,
             config,
+        };
+        let unchecked_kinds = if selection.enabled("ORD001") {
+            crate::rules::ord::placement::unseen_kinds(&cx)
+        } else {
+            Vec::new()
         };
         let mut raw = Vec::new();
         for rule in crate::rules::all() {
@@ -68,6 +76,7 @@ impl Report {
             suppressed,
             sources,
             build: build.summary(),
+            unchecked_kinds,
         }
     }
 

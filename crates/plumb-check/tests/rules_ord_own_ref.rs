@@ -153,3 +153,57 @@ fn ord001_crds_applied_at_bootstrap_are_there_before_flux() {
     // Only the kind nothing provides.
     assert_eq!(kinds, ["Widget"], "{found:#?}");
 }
+
+/// A repository whose `apps` objects include a `Widget` no CRD defines, beside a HelmRelease
+/// of a chart the build cannot render here (no helm, no fetcher) and the table does not know.
+fn unseen_provider_repo(name: &str, with_release: bool) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&root);
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "clusters/dev/objects.yaml",
+        "apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n",
+    );
+    if with_release {
+        write(
+            "clusters/dev/release.yaml",
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: charts, namespace: default}\nspec:\n  url: https://charts.example.com\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: widgets, namespace: default}\nspec:\n  chart:\n    spec:\n      chart: widget-operator\n      sourceRef: {kind: HelmRepository, name: charts}\n",
+        );
+    }
+    root
+}
+
+#[test]
+fn ord001_is_silent_when_what_may_provide_the_kind_was_not_seen() {
+    let root = unseen_provider_repo("ord001-unseen", true);
+    let config = CheckConfig::load(&root).unwrap();
+    let build = plumb_flux::build::build_repository(
+        &root,
+        &plumb_flux::build::Options {
+            entries: vec!["clusters/dev".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let report = plumb_check::Report::run(&build, &config, &plumb_check::Selection::default());
+    assert!(
+        report.findings.iter().all(|f| f.code != "ORD001"),
+        "{:#?}",
+        report.findings
+    );
+    assert_eq!(report.unchecked_kinds, ["widgets.example.com/Widget"]);
+    let text = plumb_check::render::text::render(
+        &mut { report },
+        plumb_check::render::text::TextOptions { color: false },
+    );
+    assert!(text.contains("1 kind not checked"), "{text}");
+
+    // Its twin, with nothing unseen: the same kind is ORD001.
+    let root = unseen_provider_repo("ord001-unseen-twin", false);
+    let found = common::findings(&root, &["clusters/dev"], &config, |c| c == "ORD001");
+    assert_eq!(found.len(), 1, "{found:#?}");
+}

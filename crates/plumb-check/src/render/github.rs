@@ -81,6 +81,7 @@ mod tests {
             suppressed: 0,
             sources: crate::sources::SourceCache::new(Path::new(".")),
             build: Default::default(),
+            unchecked_kinds: Vec::new(),
         };
         for prefix in [".", "./"] {
             assert!(render(&report, Path::new(prefix)).starts_with("::error file=a/b.yaml,line=3,"));

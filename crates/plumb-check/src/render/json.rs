@@ -24,6 +24,7 @@ pub fn render(report: &Report) -> Value {
                 "not_built": report.build.not_built,
                 "unavailable": report.build.unavailable,
             },
+            "unchecked_kinds": report.unchecked_kinds,
         },
     })
 }

@@ -90,6 +90,13 @@ fn summary(report: &Report, paint: &Paint) -> String {
     if report.suppressed > 0 {
         line.push_str(&format!(" ({} suppressed)", report.suppressed));
     }
+    if !report.unchecked_kinds.is_empty() {
+        line.push_str(&format!(
+            "; {} not checked: no CRD the build saw defines {}, and part of the cluster was not seen (a release not rendered, a Kustomization not built)",
+            plural(report.unchecked_kinds.len(), "kind"),
+            if report.unchecked_kinds.len() == 1 { "it" } else { "them" }
+        ));
+    }
     line.push_str(".\n");
     paint.paint(BOLD, &line[..line.len() - 1]) + "\n"
 }
@@ -243,6 +250,7 @@ mod tests {
             suppressed: 0,
             sources: SourceCache::new(dir.path()),
             build: Default::default(),
+            unchecked_kinds: Vec::new(),
         };
         render(&mut report, TextOptions { color: false })
     }

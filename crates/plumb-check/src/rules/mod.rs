@@ -45,7 +45,7 @@ mod ign;
 pub mod env;
 pub mod sub;
 
-mod ord;
+pub(crate) mod ord;
 mod own;
 mod refs;
 

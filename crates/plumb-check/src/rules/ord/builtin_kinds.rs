@@ -54,9 +54,12 @@ pub(crate) fn is_builtin(group: &str, kind: &str) -> bool {
 }
 
 /// Flux's own groups: their CRDs come with Flux (bootstrap or the Flux Operator), which must
-/// already run for the repository to be reconciled at all.
+/// already run for the repository to be reconciled at all; source-watcher's
+/// (`source.extensions.fluxcd.io`: ArtifactGenerator) with its extra components.
 fn is_flux(group: &str) -> bool {
-    group.ends_with(".toolkit.fluxcd.io") || group == "fluxcd.controlplane.io"
+    group.ends_with(".toolkit.fluxcd.io")
+        || group.ends_with(".extensions.fluxcd.io")
+        || group == "fluxcd.controlplane.io"
 }
 
 #[cfg(test)]
@@ -69,6 +72,10 @@ mod tests {
         assert!(is_builtin("apps", "Deployment"));
         assert!(is_builtin("autoscaling", "HorizontalPodAutoscaler"));
         assert!(is_builtin("kustomize.toolkit.fluxcd.io", "Kustomization"));
+        assert!(is_builtin(
+            "source.extensions.fluxcd.io",
+            "ArtifactGenerator"
+        ));
         assert!(is_builtin("resource.k8s.io", "ResourceClaim"));
         assert!(!is_builtin("cert-manager.io", "Certificate"));
         assert!(!is_builtin("", "Certificate"));

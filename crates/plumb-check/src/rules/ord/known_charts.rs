@@ -219,6 +219,17 @@ pub(crate) fn installs(entry: &EntryBuild, object: &Object, group: &str, kind: &
     chart_installs(&chart, group, kind)
 }
 
+/// Whether the table lists the chart of the HelmRelease `object`: then what it installs is
+/// known without rendering it.
+pub(crate) fn knows(entry: &EntryBuild, object: &Object) -> bool {
+    chart_name(entry, object).is_some_and(|chart| knows_chart(&chart))
+}
+
+/// Whether the table lists the chart named `chart`.
+pub(crate) fn knows_chart(chart: &str) -> bool {
+    CHARTS.iter().any(|(name, _)| *name == chart)
+}
+
 /// Whether the chart named `chart` is in the table with the CRD of `group`/`kind`.
 pub(crate) fn chart_installs(chart: &str, group: &str, kind: &str) -> bool {
     CHARTS

@@ -69,6 +69,10 @@ impl Provider<'_> {
 pub(crate) enum Verdict<'a> {
     /// Nothing provides the kind (ORD001).
     Unknown,
+    /// Nothing the build saw provides the kind, but part of the cluster was not seen (a
+    /// HelmRelease or helmfile release not rendered, a Kustomization not built): it may be
+    /// there. No finding; the summary counts such kinds.
+    Unseen,
     /// A provider exists, but in a Kustomization not ordered before this one (ORD002).
     NotOrdered(Provider<'a>),
     /// The only provider is a HelmRelease in the same Kustomization (ORD003).
@@ -202,6 +206,7 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
         .filter(|(_, o)| o.is(HELM_GROUP, "HelmRelease"))
         .copied()
         .collect();
+    let unseen = has_unseen_parts(entry);
     let provider = |kind, i: usize, object| Provider {
         kind,
         ks: &entry.kustomizations[i],
@@ -248,7 +253,11 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             out.push(Problem {
                 ks,
                 object,
-                verdict: Verdict::Unknown,
+                verdict: if unseen {
+                    Verdict::Unseen
+                } else {
+                    Verdict::Unknown
+                },
             });
             continue;
         }
@@ -286,6 +295,59 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             verdict,
         });
     }
+}
+
+/// Whether part of what the cluster will have was not seen: a HelmRelease or helmfile release
+/// not rendered (its chart unavailable, no helm, templating), a Kustomization not built. A kind
+/// nothing seen provides may come from there.
+fn has_unseen_parts(entry: &EntryBuild) -> bool {
+    use plumb_flux::build::Status;
+    // A failed one is reported by itself; what it would have provided is not a second finding.
+    let unseen = |s: &Status| *s != Status::Built;
+    // An unrendered release whose chart the table lists is known by the table.
+    let known = |r: &plumb_flux::helm_release::ReleaseBuild| {
+        entry
+            .kustomizations
+            .iter()
+            .flat_map(|k| k.objects.iter())
+            .find(|o| {
+                o.is(HELM_GROUP, "HelmRelease")
+                    && o.name() == r.name
+                    && o.namespace_or_default() == r.namespace
+            })
+            .is_some_and(|o| known_charts::knows(entry, o))
+    };
+    entry
+        .releases
+        .iter()
+        .any(|r| unseen(&r.status) && !known(r))
+        || entry.bootstrap_releases.iter().any(|r| {
+            let chart = entry
+                .bootstrap
+                .releases
+                .iter()
+                .find(|h| h.name == r.name && Path::new(&r.kustomization) == h.file)
+                .and_then(|h| h.chart.as_deref())
+                .and_then(|c| c.trim_end_matches('/').rsplit('/').next());
+            unseen(&r.status) && !chart.is_some_and(known_charts::knows_chart)
+        })
+        || entry
+            .kustomizations
+            .iter()
+            .any(|k| !k.synthetic && unseen(&k.status))
+}
+
+/// The kinds (`group/Kind`) whose provider may be in a part of the cluster that was not seen:
+/// not reported, counted in the summary.
+pub(crate) fn unseen_kinds(cx: &CheckContext<'_>) -> Vec<String> {
+    let mut kinds: Vec<String> = problems(cx)
+        .into_iter()
+        .filter(|p| matches!(p.verdict, Verdict::Unseen))
+        .map(|p| format!("{}/{}", p.object.group(), p.object.kind()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
 }
 
 /// Whether the HelmRelease `hr` installs the CRD of `group`/`kind`: measured from its render

@@ -4,8 +4,11 @@ use crate::rule::{CheckContext, Rule};
 
 /// ## What it does
 /// Finds objects whose kind the cluster does not know: it is not a Kubernetes or Flux kind,
-/// no CustomResourceDefinition in the repository defines it, no HelmRelease of a chart known
-/// to install it is built, and `.plumb.yaml` does not list it under `runtimeCRDs`.
+/// no CustomResourceDefinition in the repository defines it (nor the charts of its rendered
+/// HelmReleases, nor what is applied at bootstrap), and `.plumb.yaml` does not list it under
+/// `runtimeCRDs`. Only when everything that could provide it was seen: with a HelmRelease not
+/// rendered (its chart not fetched, no helm) or a Kustomization not built, the kind is counted
+/// in the summary as not checked instead.
 ///
 /// ## Why is this bad?
 /// kustomize-controller server-side dry-runs every object before it applies any; for a kind
