@@ -10,7 +10,7 @@
 //! values come from helmfile templating is not rendered, and says so.
 
 use super::render_cache::RenderCache;
-use super::{capabilities, ChartInfo, ChartOnce, ReleaseBuild, Renderer};
+use super::{capabilities, ChartInfo, ChartOnce, Outcome, ReleaseBuild, Rendered, Renderer};
 use crate::bootstrap::{Bootstrap, HelmfileChart, HelmfilePlan, HelmfileRelease, Unplanned};
 use crate::build::Status;
 use crate::diagnostic::{Code, Diagnostic};
@@ -74,7 +74,7 @@ pub fn render_bootstrap(
             .map(|(r, p)| {
                 let why = match p {
                     Err(why) => why,
-                    Ok(_) => Outcome::NotRendered(NO_HELM.into()),
+                    Ok(_) => Outcome::NotBuilt(NO_HELM.into()),
                 };
                 finish(r, Err(why), inputs.root)
             })
@@ -88,26 +88,10 @@ pub fn render_bootstrap(
             super::chart_crd_files(&ready.chart.dir).iter(),
         ));
     }
-    let mut rounds = 0;
-    let rendered = loop {
-        rounds += 1;
-        let api_list: Vec<String> = api.iter().cloned().collect();
-        let rendered: Vec<Result<Rendered, Outcome>> = prepared
-            .par_iter()
-            .map(|p| match p {
-                Ok(ready) => render_one(ready, &api_list, inputs, renderer),
-                Err(_) => Err(Outcome::NotRendered(String::new())),
-            })
-            .collect();
-        let mut next = api.clone();
-        for r in rendered.iter().flatten() {
-            next.extend(capabilities::crd_api_versions(r.objects.iter()));
-        }
-        if next == api || rounds == 3 {
-            break rendered;
-        }
-        api = next;
-    };
+    let ready: Vec<Option<&Ready<'_>>> = prepared.iter().map(|p| p.as_ref().ok()).collect();
+    let rendered = super::render_until_stable(&ready, api, |ready, api_list| {
+        render_one(ready, api_list, inputs, renderer)
+    });
     let scopes = capabilities::crd_scopes(
         bootstrap
             .objects
@@ -138,21 +122,6 @@ pub fn render_bootstrap(
 
 /// Why releases are not rendered without a helm.
 const NO_HELM: &str = "helmfile releases are not rendered (no helm)";
-
-/// A release not rendered, or why.
-enum Outcome {
-    NotRendered(String),
-    Unavailable(String),
-    Failed(Diagnostic),
-}
-
-/// A release rendered.
-struct Rendered {
-    objects: Vec<Object>,
-    diagnostics: Vec<Diagnostic>,
-    notes: Vec<String>,
-    cached: bool,
-}
 
 fn release_namespace(r: &HelmfileRelease) -> String {
     r.namespace
@@ -193,16 +162,16 @@ fn prepare<'a>(
 ) -> Result<Ready<'a>, Outcome> {
     let plan = match &release.plan {
         Ok(plan) => plan,
-        Err(Unplanned::NotEvaluated(why)) => return Err(Outcome::NotRendered(why.clone())),
+        Err(Unplanned::NotEvaluated(why)) => return Err(Outcome::NotBuilt(why.clone())),
         Err(Unplanned::Invalid(why)) => {
             return Err(failed(release, Code::InvalidSpec, why.clone()))
         }
     };
     if !rendering {
-        return Err(Outcome::NotRendered(NO_HELM.into()));
+        return Err(Outcome::NotBuilt(NO_HELM.into()));
     }
     let Some(fetcher) = inputs.fetcher else {
-        return Err(Outcome::NotRendered("charts are not fetched".into()));
+        return Err(Outcome::NotBuilt("charts are not fetched".into()));
     };
     let version = release.version.as_deref().unwrap_or("");
     let (key, source, fetched) = match &plan.chart {
@@ -250,7 +219,7 @@ fn prepare<'a>(
             chart,
             source,
         }),
-        Err(Unfetched::Unsupported(why)) => Err(Outcome::NotRendered(format!("{key}: {why}"))),
+        Err(Unfetched::Unsupported(why)) => Err(Outcome::NotBuilt(format!("{key}: {why}"))),
         Err(Unfetched::Failed(why)) => {
             Err(Outcome::Unavailable(format!("{key} is unavailable: {why}")))
         }
@@ -387,7 +356,7 @@ fn finish(
                 out.status = Status::Failed;
             }
         }
-        Err(Outcome::NotRendered(why)) => out.status = Status::NotBuilt(why),
+        Err(Outcome::NotBuilt(why)) => out.status = Status::NotBuilt(why),
         Err(Outcome::Unavailable(why)) => out.status = Status::Unavailable(why),
         Err(Outcome::Failed(d)) => {
             out.diagnostics.push(d);

@@ -148,8 +148,8 @@ struct Prepared {
     skip_schema: bool,
 }
 
-/// A release that is not rendered.
-enum Outcome {
+/// A release that is not rendered (HelmReleases and helmfile releases alike).
+pub(crate) enum Outcome {
     NotBuilt(String),
     Unavailable(String),
     Failed(Diagnostic),
@@ -207,28 +207,13 @@ pub fn render_releases(
             ));
         }
     }
-    // Render until the API versions the releases' own CRDs add are stable (at most three
-    // rounds: a CRD that appears only once another is served is rare).
-    let mut rounds = 0;
-    let rendered = loop {
-        rounds += 1;
-        let api_list: Vec<String> = api.iter().cloned().collect();
-        let rendered: Vec<Result<Rendered, Outcome>> = jobs
-            .par_iter()
-            .map(|job| match &job.prepared {
-                Ok(p) => render_one(job, p, &api_list, inputs, renderer),
-                Err(_) => Err(Outcome::NotBuilt(String::new())),
-            })
-            .collect();
-        let mut next = api.clone();
-        for r in rendered.iter().flatten() {
-            next.extend(capabilities::crd_api_versions(r.objects.iter()));
-        }
-        if next == api || rounds == 3 {
-            break rendered;
-        }
-        api = next;
-    };
+    let ready: Vec<Option<(&Job<'_>, &Prepared)>> = jobs
+        .iter()
+        .map(|job| job.prepared.as_ref().ok().map(|p| (job, p)))
+        .collect();
+    let rendered = render_until_stable(&ready, api, |&(job, p), api_list| {
+        render_one(job, p, api_list, inputs, renderer)
+    });
 
     let scopes = capabilities::crd_scopes(
         built
@@ -242,12 +227,42 @@ pub fn render_releases(
         .collect()
 }
 
-/// A release rendered.
-struct Rendered {
-    objects: Vec<Object>,
-    notes: Vec<String>,
-    diagnostics: Vec<Diagnostic>,
-    cached: bool,
+/// A release rendered (HelmReleases and helmfile releases alike).
+pub(crate) struct Rendered {
+    pub(crate) objects: Vec<Object>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) cached: bool,
+}
+
+/// Renders each of `items` (`None`: not to be rendered) in parallel for the API versions
+/// `api`, and again while the CRDs the renders produce add versions: at most three rounds, a
+/// CRD that appears only once another is served being rare.
+pub(crate) fn render_until_stable<T: Sync>(
+    items: &[Option<T>],
+    mut api: BTreeSet<String>,
+    render: impl Fn(&T, &[String]) -> Result<Rendered, Outcome> + Sync,
+) -> Vec<Result<Rendered, Outcome>> {
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let api_list: Vec<String> = api.iter().cloned().collect();
+        let rendered: Vec<Result<Rendered, Outcome>> = items
+            .par_iter()
+            .map(|item| match item {
+                Some(item) => render(item, &api_list),
+                None => Err(Outcome::NotBuilt(String::new())),
+            })
+            .collect();
+        let mut next = api.clone();
+        for r in rendered.iter().flatten() {
+            next.extend(capabilities::crd_api_versions(r.objects.iter()));
+        }
+        if next == api || rounds == 3 {
+            return rendered;
+        }
+        api = next;
+    }
 }
 
 fn unrendered(hr: &Object, k: &KustomizationBuild, outcome: Outcome) -> ReleaseBuild {
