@@ -8,39 +8,18 @@
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/helm.rs"]
+mod helm;
 #[path = "../../plumb-source/tests/support/http_server.rs"]
 mod http_server;
 #[path = "../../plumb-source/tests/support/registry.rs"]
 mod registry;
 
-use assert_cmd::Command;
 use cli::write;
+use helm::{build_json, cluster, digest, helm, objects_of, package, plumb, run};
 use http_server::HttpServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The helm the test command installs; its absence fails the test.
-fn helm() -> PathBuf {
-    let path = std::env::var_os("PLUMB_HELM").map(PathBuf::from).expect(
-        "PLUMB_HELM is not set: run scripts/ensure-helm and export PLUMB_HELM (scripts/test does)",
-    );
-    assert!(
-        path.is_file(),
-        "PLUMB_HELM {} is not a file: run scripts/ensure-helm",
-        path.display()
-    );
-    path
-}
-
-fn run(cmd: &mut std::process::Command) -> String {
-    let out = cmd.output().expect("helm runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Writes the chart `web` at `dir`: a Deployment with replicas and image from values and labels
 /// from a library chart (`include`), a ConfigMap through `tpl`, a subchart, a CRD in `crds/`,
@@ -115,48 +94,6 @@ fn web_chart(dir: &Path, version: &str) {
     );
 }
 
-/// `helm package` of the chart at `dir` into `out`; the archive's bytes.
-fn package(dir: &Path, out: &Path) -> Vec<u8> {
-    let text = run(std::process::Command::new(helm())
-        .arg("package")
-        .arg(dir)
-        .arg("-d")
-        .arg(out));
-    let path = text.trim().rsplit(": ").next().unwrap().to_string();
-    std::fs::read(path).unwrap()
-}
-
-/// The objects of a YAML stream (helm's output), as JSON.
-fn objects_of(text: &str) -> Vec<Value> {
-    plumb_yaml::parse_documents("helm.yaml", text)
-        .unwrap()
-        .iter()
-        .map(|d| plumb_yaml::to_json(d).unwrap())
-        .filter(|v| !v.is_null())
-        .collect()
-}
-
-/// `plumb build -o json` on `repo`; exit code, the JSON document and stderr.
-fn build_json(repo: &Path, cache: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
-        .args(["build", "-v", "-o", "json", "--cache-dir"])
-        .arg(cache)
-        .args(extra)
-        .arg(repo)
-        .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
-        .env("PLUMB_HELM", helm())
-        .env("DOCKER_CONFIG", repo.join(".no-docker-config"))
-        .output()
-        .unwrap();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (
-        out.status.code(),
-        doc,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn release<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["helm_releases"]
         .as_array()
@@ -164,6 +101,40 @@ fn release<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|r| r["name"] == name)
         .unwrap_or_else(|| panic!("no HelmRelease {name} in {doc:#}"))
+}
+
+/// Asserts that `got`, a release `web` in `apps` as plumb renders it, holds exactly the objects
+/// `helm template` prints for `chart` with `values` and the same flags (the chart's CRD served),
+/// as helm-controller applies them.
+fn assert_same_objects(got: &[Value], chart: &Path, values: &Path) {
+    let expected: Vec<Value> = objects_of(&run(std::process::Command::new(helm())
+        .args(["template", "web"])
+        .arg(chart)
+        .args([
+            "--namespace",
+            "apps",
+            "--kube-version",
+            "1.34.0",
+            "--include-crds",
+            // helm itself would fetch the schema's $ref from the network: the reference render
+            // skips validation, which does not change what a valid render prints.
+            "--skip-schema-validation",
+        ])
+        .args([
+            "--api-versions",
+            "example.com/v1",
+            "--api-versions",
+            "example.com/v1/Widget",
+        ])
+        .arg("-f")
+        .arg(values)))
+    .into_iter()
+    .map(|v| as_applied(v, "web", "apps"))
+    .collect();
+    assert_eq!(got.len(), expected.len(), "{got:#?}");
+    for e in &expected {
+        assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
+    }
 }
 
 /// What helm-controller adds to what `helm template` prints: its origin labels, and the
@@ -182,18 +153,6 @@ fn as_applied(mut v: Value, name: &str, namespace: &str) -> Value {
     labels.insert("helm.toolkit.fluxcd.io/name".into(), name.into());
     labels.insert("helm.toolkit.fluxcd.io/namespace".into(), namespace.into());
     v
-}
-
-/// `flux bootstrap`'s sync of `clusters/dev`.
-const CLUSTER: &str = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/platform\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
-
-/// The cluster's Kustomization of `./apps`.
-const APPS: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
-
-/// A repository synced by `flux bootstrap` whose `apps` Kustomization builds `./apps`.
-fn cluster(root: &Path) {
-    write(root, "clusters/dev/flux-system/gotk-sync.yaml", CLUSTER);
-    write(root, "clusters/dev/apps.yaml", APPS);
 }
 
 /// A repository whose `apps` Kustomization holds HelmReleases of the chart `web` from the
@@ -252,14 +211,6 @@ fn index(digests: &[(&str, String)]) -> String {
     text
 }
 
-fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Serves `web` 1.0.0 and 1.2.0 from a loopback HTTP Helm repository.
 fn serve_web(tmp: &Path) -> (HttpServer, PathBuf) {
     let pkg = tmp.join("pkg");
@@ -268,7 +219,7 @@ fn serve_web(tmp: &Path) -> (HttpServer, PathBuf) {
     for version in ["1.0.0", "1.2.0"] {
         let src = tmp.join(format!("src/web-{version}"));
         web_chart(&src, version);
-        let bytes = package(&src, &pkg);
+        let bytes = std::fs::read(package(&src, &pkg)).unwrap();
         digests.push((version, digest(&bytes)));
         files.push((format!("/web-{version}.tgz"), bytes));
     }
@@ -307,36 +258,8 @@ fn helm_releases_render_as_helm_template_renders_them() {
         "image: nginx:1.27\ngreeting: from-configmap\nreplicas: 3\n",
     )
     .unwrap();
-    let expected = objects_of(&run(std::process::Command::new(helm())
-        .args(["template", "web"])
-        .arg(&chart_1_2)
-        .args([
-            "--namespace",
-            "apps",
-            "--kube-version",
-            "1.34.0",
-            "--include-crds",
-            // helm itself would fetch the schema's $ref from the network: the reference render
-            // skips validation, which does not change what a valid render prints.
-            "--skip-schema-validation",
-        ])
-        .args([
-            "--api-versions",
-            "example.com/v1",
-            "--api-versions",
-            "example.com/v1/Widget",
-        ])
-        .arg("-f")
-        .arg(&values)));
-    let expected: Vec<Value> = expected
-        .into_iter()
-        .map(|v| as_applied(v, "web", "apps"))
-        .collect();
     let got = web["objects"].as_array().unwrap();
-    assert_eq!(got.len(), expected.len(), "{got:#?}");
-    for e in &expected {
-        assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
-    }
+    assert_same_objects(got, &chart_1_2, &values);
     // The chart's own CRD is served to the chart (Capabilities), as in the cluster.
     let cm = got
         .iter()
@@ -492,35 +415,8 @@ fn a_chart_ref_to_an_oci_repository_renders_from_the_registry() {
     );
     let values = tmp.path().join("values.yaml");
     std::fs::write(&values, "replicas: 4\n").unwrap();
-    let expected: Vec<Value> = objects_of(&run(std::process::Command::new(helm())
-        .args(["template", "web"])
-        .arg(&src)
-        .args([
-            "--namespace",
-            "apps",
-            "--kube-version",
-            "1.34.0",
-            "--include-crds",
-            // helm itself would fetch the schema's $ref from the network: the reference render
-            // skips validation, which does not change what a valid render prints.
-            "--skip-schema-validation",
-        ])
-        .args([
-            "--api-versions",
-            "example.com/v1",
-            "--api-versions",
-            "example.com/v1/Widget",
-        ])
-        .arg("-f")
-        .arg(&values)))
-    .into_iter()
-    .map(|v| as_applied(v, "web", "apps"))
-    .collect();
     let got = r["objects"].as_array().unwrap();
-    assert_eq!(got.len(), expected.len(), "{got:#?}");
-    for e in &expected {
-        assert!(got.contains(e), "missing {e:#}\nin {got:#?}");
-    }
+    assert_same_objects(got, &src, &values);
     let deployment = got.iter().find(|o| o["kind"] == "Deployment").unwrap();
     assert_eq!(deployment["spec"]["replicas"], 4);
     assert_eq!(
@@ -532,16 +428,7 @@ fn a_chart_ref_to_an_oci_repository_renders_from_the_registry() {
         "the subchart's ConfigMap"
     );
     // The YAML output groups the release's objects after its Kustomization's.
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
-        .args(["build", "--cache-dir"])
-        .arg(&cache)
-        .arg(&repo)
-        .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
-        .env("PLUMB_HELM", helm())
-        .output()
-        .unwrap();
-    let yaml = String::from_utf8_lossy(&out.stdout);
+    let (_, yaml, _) = plumb(&repo, &cache, &["build"]);
     let ks = yaml
         .find("# Source: Kustomization flux-system/apps")
         .unwrap();

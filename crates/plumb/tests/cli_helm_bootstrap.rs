@@ -9,39 +9,18 @@
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/helm.rs"]
+mod helm;
 #[path = "../../plumb-source/tests/support/http_server.rs"]
 mod http_server;
 #[path = "../../plumb-source/tests/support/registry.rs"]
 mod registry;
 
-use assert_cmd::Command;
 use cli::write;
+use helm::{build_json, cluster, digest, helm, objects_of, package, plumb, run};
 use http_server::HttpServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The helm the test command installs; its absence fails the test.
-fn helm() -> PathBuf {
-    let path = std::env::var_os("PLUMB_HELM").map(PathBuf::from).expect(
-        "PLUMB_HELM is not set: run scripts/ensure-helm and export PLUMB_HELM (scripts/test does)",
-    );
-    assert!(
-        path.is_file(),
-        "PLUMB_HELM {} is not a file: run scripts/ensure-helm",
-        path.display()
-    );
-    path
-}
-
-fn run(cmd: &mut std::process::Command) -> String {
-    let out = cmd.output().expect("helm runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The chart `operator`: the CRD of `Gadget` in `crds/`, a Deployment with replicas and image
 /// from values, a ConfigMap of `greeting` and `extra` that also says whether Gadgets are
@@ -89,24 +68,6 @@ fn probe_chart(dir: &Path, name: &str, version: &str) {
     );
 }
 
-/// `helm package` of the chart at `dir` into `out`; the archive's path.
-fn package(dir: &Path, out: &Path) -> PathBuf {
-    let text = run(std::process::Command::new(helm())
-        .arg("package")
-        .arg(dir)
-        .arg("-d")
-        .arg(out));
-    PathBuf::from(text.trim().rsplit(": ").next().unwrap())
-}
-
-fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Serves `operator` 1.0.0 from a loopback HTTP Helm repository; the chart's source directory.
 fn serve_operator(tmp: &Path) -> (HttpServer, PathBuf) {
     let src = tmp.join("src/operator");
@@ -123,16 +84,6 @@ fn serve_operator(tmp: &Path) -> (HttpServer, PathBuf) {
     (server, src)
 }
 
-/// The objects of a YAML stream (helm's output), as JSON.
-fn objects_of(text: &str) -> Vec<Value> {
-    plumb_yaml::parse_documents("helm.yaml", text)
-        .unwrap()
-        .iter()
-        .map(|d| plumb_yaml::to_json(d).unwrap())
-        .filter(|v| !v.is_null())
-        .collect()
-}
-
 /// What helm applies of `helm template`'s output: namespaced objects that name no namespace
 /// go in the release's.
 fn as_applied(mut v: Value, namespace: &str) -> Value {
@@ -143,31 +94,6 @@ fn as_applied(mut v: Value, namespace: &str) -> Value {
         }
     }
     v
-}
-
-fn plumb(repo: &Path, cache: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("plumb")
-        .unwrap()
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg(repo)
-        .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
-        .env("PLUMB_HELM", helm())
-        .env("DOCKER_CONFIG", repo.join(".no-docker-config"))
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn build_json(repo: &Path, cache: &Path) -> (Option<i32>, Value, String) {
-    let (code, stdout, stderr) = plumb(repo, cache, &["build", "-v", "-o", "json"]);
-    let doc = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (code, doc, stderr)
 }
 
 fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
@@ -185,20 +111,6 @@ fn object<'a>(release: &'a Value, kind: &str) -> &'a Value {
         .iter()
         .find(|o| o["kind"] == kind)
         .unwrap_or_else(|| panic!("no {kind} in {release:#}"))
-}
-
-/// `flux bootstrap`'s sync of `clusters/dev`, and its Kustomization of `./apps`.
-fn cluster(root: &Path) {
-    write(
-        root,
-        "clusters/dev/flux-system/gotk-sync.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/platform\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
-    );
-    write(
-        root,
-        "clusters/dev/apps.yaml",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
-    );
 }
 
 #[test]
@@ -245,7 +157,7 @@ fn helmfile_releases_render_before_flux_as_helm_template_renders_them() {
     );
     let cache = tmp.path().join("cache");
 
-    let (code, doc, stderr) = build_json(&repo, &cache);
+    let (code, doc, stderr) = build_json(&repo, &cache, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let bootstrap = &doc["bootstrap_releases"];
     assert_eq!(bootstrap.as_array().unwrap().len(), 3, "{bootstrap:#}");
@@ -331,7 +243,7 @@ fn helmfile_releases_render_before_flux_as_helm_template_renders_them() {
 
     // Unchanged, the render comes from the cache; offline with the servers gone, the charts
     // too.
-    let (_, again, _) = build_json(&repo, &cache);
+    let (_, again, _) = build_json(&repo, &cache, &[]);
     let operator_again = named(&again["bootstrap_releases"], "operator");
     assert_eq!(operator_again["cached"], true, "{operator_again:#}");
     assert_eq!(operator_again["objects"], operator["objects"]);
@@ -401,7 +313,7 @@ fn a_chart_directory_renders_and_a_missing_values_file_fails_at_its_release() {
         "releases:\n  - name: base\n    namespace: flux-system\n    chart: ../../kubernetes/charts/base\n    values:\n      - mode: quick\n  - name: broken\n    chart: ../../kubernetes/charts/base\n    values:\n      - values/absent.yaml\n",
     );
     let cache = tmp.path().join("cache");
-    let (code, doc, stderr) = build_json(&repo, &cache);
+    let (code, doc, stderr) = build_json(&repo, &cache, &[]);
     assert_eq!(code, Some(1), "a failed release fails the build: {stderr}");
     let bootstrap = &doc["bootstrap_releases"];
 
