@@ -41,7 +41,7 @@ pub struct Options {
     /// Fetches kustomizations' remote bases and files; without one they are not built.
     pub remote: Option<std::sync::Arc<dyn plumb_kustomize::Remote>>,
     /// Renders HelmReleases; without one they are not rendered.
-    pub renderer: Option<crate::helm_release::Renderer>,
+    pub renderer: Option<crate::helm_release::LazyRenderer>,
 }
 
 /// One Flux Kustomization and what it builds.

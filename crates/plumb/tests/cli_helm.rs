@@ -437,3 +437,64 @@ fn a_chart_ref_to_an_oci_repository_renders_from_the_registry() {
         .unwrap();
     assert!(ks < hr, "{yaml}");
 }
+
+#[test]
+fn helm_is_looked_for_only_when_a_release_is_to_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    cluster(&repo);
+    write(
+        &repo,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: apps}\n",
+    );
+    let cache = tmp.path().join("cache");
+    let no_helm = tmp.path().join("no-helm-here");
+    let build = || {
+        let out = assert_cmd::Command::cargo_bin("plumb")
+            .unwrap()
+            .args(["build", "-o", "json", "--cache-dir"])
+            .arg(&cache)
+            .arg(&repo)
+            .env("PLUMB_CONFIG", cache.join("no-user-config.yaml"))
+            .env("PLUMB_HELM", &no_helm)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Nothing to render: the unusable helm is never looked at, and nothing is said.
+    let (code, _, stderr) = build();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // A release to render: said once, the release not rendered with the reason, the rest built.
+    write(
+        &repo,
+        "apps/release.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: apps}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/local\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n",
+    );
+    web_chart(&repo.join("charts/local"), "0.1.0");
+    let (code, doc, stderr) = build();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("warning: HelmReleases are not rendered")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains(&no_helm.display().to_string()), "{stderr}");
+    let r = release(&doc, "local");
+    assert_eq!(r["status"], "not-built");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("HelmReleases are not rendered: "),
+        "{r:#}"
+    );
+}

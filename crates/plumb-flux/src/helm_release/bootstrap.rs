@@ -10,7 +10,9 @@
 //! values come from helmfile templating is not rendered, and says so.
 
 use super::render_cache::RenderCache;
-use super::{capabilities, ChartInfo, ChartOnce, Outcome, ReleaseBuild, Rendered, Renderer};
+use super::{
+    capabilities, ChartInfo, ChartOnce, LazyRenderer, Outcome, ReleaseBuild, Rendered, Renderer,
+};
 use crate::bootstrap::{Bootstrap, HelmfileChart, HelmfilePlan, HelmfileRelease, Unplanned};
 use crate::build::Status;
 use crate::diagnostic::{Code, Diagnostic};
@@ -59,35 +61,43 @@ struct Ready<'a> {
 pub fn render_bootstrap(
     bootstrap: &Bootstrap,
     inputs: &BootstrapInputs<'_>,
-    renderer: Option<&Renderer>,
+    renderer: Option<&LazyRenderer>,
 ) -> Vec<ReleaseBuild> {
+    if bootstrap.releases.is_empty() {
+        return Vec::new();
+    }
+    let renderer = super::resolve(renderer, "helmfile releases");
     let prepared: Vec<Result<Ready<'_>, Outcome>> = bootstrap
         .releases
         .par_iter()
-        .map(|r| prepare(r, inputs, renderer.is_some()))
+        .map(|r| prepare(r, inputs, renderer.as_ref().err()))
         .collect();
-    let Some(renderer) = renderer else {
-        return bootstrap
-            .releases
-            .iter()
-            .zip(prepared)
-            .map(|(r, p)| {
-                let why = match p {
-                    Err(why) => why,
-                    Ok(_) => Outcome::NotBuilt(NO_HELM.into()),
-                };
-                finish(r, Err(why), inputs.root)
-            })
-            .collect();
+    let renderer = match renderer {
+        Ok(r) => r,
+        Err(no_helm) => {
+            return bootstrap
+                .releases
+                .iter()
+                .zip(prepared)
+                .map(|(r, p)| {
+                    let why = match p {
+                        Err(why) => why,
+                        Ok(_) => Outcome::NotBuilt(no_helm.clone()),
+                    };
+                    finish(r, Err(why), inputs.root)
+                })
+                .collect();
+        }
     };
     // What the cluster serves while bootstrap runs: the CRDs of its manifests and of these
     // charts, rendered again while their rendered CRDs add API versions.
     let mut api: BTreeSet<String> = capabilities::crd_api_versions(bootstrap.objects.iter());
-    for ready in prepared.iter().flatten() {
-        api.extend(capabilities::crd_api_versions(
-            super::chart_crd_files(&ready.chart.dir).iter(),
-        ));
-    }
+    api.extend(super::charts_api_versions(
+        prepared
+            .iter()
+            .flatten()
+            .map(|ready| ready.chart.dir.as_path()),
+    ));
     let ready: Vec<Option<&Ready<'_>>> = prepared.iter().map(|p| p.as_ref().ok()).collect();
     let rendered = super::render_until_stable(&ready, api, |ready, api_list| {
         render_one(ready, api_list, inputs, renderer)
@@ -119,9 +129,6 @@ pub fn render_bootstrap(
         })
         .collect()
 }
-
-/// Why releases are not rendered without a helm.
-const NO_HELM: &str = "helmfile releases are not rendered (no helm)";
 
 fn release_namespace(r: &HelmfileRelease) -> String {
     r.namespace
@@ -158,7 +165,7 @@ fn failed(release: &HelmfileRelease, code: Code, message: String) -> Outcome {
 fn prepare<'a>(
     release: &'a HelmfileRelease,
     inputs: &BootstrapInputs<'_>,
-    rendering: bool,
+    no_helm: Option<&String>,
 ) -> Result<Ready<'a>, Outcome> {
     let plan = match &release.plan {
         Ok(plan) => plan,
@@ -167,8 +174,8 @@ fn prepare<'a>(
             return Err(failed(release, Code::InvalidSpec, why.clone()))
         }
     };
-    if !rendering {
-        return Err(Outcome::NotBuilt(NO_HELM.into()));
+    if let Some(why) = no_helm {
+        return Err(Outcome::NotBuilt(why.clone()));
     }
     let Some(fetcher) = inputs.fetcher else {
         return Err(Outcome::NotBuilt("charts are not fetched".into()));

@@ -38,6 +38,58 @@ pub struct Renderer {
     pub cache: Option<RenderCache>,
 }
 
+/// The renderer, made on first use: finding helm (it runs `helm version`) is paid only by a
+/// build that has a release to render, and a helm that cannot be used is reported only then.
+#[derive(Clone)]
+pub struct LazyRenderer {
+    made: Arc<OnceLock<Result<Renderer, String>>>,
+    make: Arc<dyn Fn() -> Result<Renderer, String> + Send + Sync>,
+}
+
+impl LazyRenderer {
+    /// `make` finds helm; its `Err` says why there is no usable one.
+    pub fn new(make: impl Fn() -> Result<Renderer, String> + Send + Sync + 'static) -> Self {
+        LazyRenderer {
+            made: Arc::default(),
+            make: Arc::new(make),
+        }
+    }
+
+    /// The renderer, made now if it was not yet.
+    pub fn get(&self) -> Result<&Renderer, &str> {
+        self.made
+            .get_or_init(|| (self.make)())
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Why releases were not rendered, when the build tried and found no usable helm.
+    pub fn unusable(&self) -> Option<&str> {
+        self.made.get()?.as_ref().err().map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for LazyRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyRenderer")
+            .field("made", &self.made.get())
+            .finish()
+    }
+}
+
+/// The renderer to use, or why releases are not rendered: none was given (`--no-helm`, a
+/// library caller without helm), or no usable helm was found.
+pub(crate) fn resolve<'a>(
+    renderer: Option<&'a LazyRenderer>,
+    what: &str,
+) -> Result<&'a Renderer, String> {
+    match renderer.map(LazyRenderer::get) {
+        Some(Ok(r)) => Ok(r),
+        Some(Err(why)) => Err(format!("{what} are not rendered: {why}")),
+        None => Err(format!("{what} are not rendered (no helm)")),
+    }
+}
+
 /// A chart as `-o json` and the YAML group's title show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartInfo {
@@ -161,7 +213,7 @@ pub fn render_releases(
     kustomizations: &[KustomizationBuild],
     extra: &[Object],
     inputs: &Inputs<'_>,
-    renderer: Option<&Renderer>,
+    renderer: Option<&LazyRenderer>,
 ) -> Vec<ReleaseBuild> {
     let found: Vec<(&Object, &KustomizationBuild)> = kustomizations
         .iter()
@@ -171,17 +223,14 @@ pub fn render_releases(
     if found.is_empty() {
         return Vec::new();
     }
-    let Some(renderer) = renderer else {
-        return found
-            .into_iter()
-            .map(|(hr, k)| {
-                unrendered(
-                    hr,
-                    k,
-                    Outcome::NotBuilt("HelmReleases are not rendered (no helm)".into()),
-                )
-            })
-            .collect();
+    let renderer = match resolve(renderer, "HelmReleases") {
+        Ok(r) => r,
+        Err(why) => {
+            return found
+                .into_iter()
+                .map(|(hr, k)| unrendered(hr, k, Outcome::NotBuilt(why.clone())))
+                .collect()
+        }
     };
     let jobs: Vec<Job<'_>> = found
         .par_iter()
@@ -200,13 +249,12 @@ pub fn render_releases(
         .chain(extra.iter())
         .collect();
     let mut api: BTreeSet<String> = capabilities::crd_api_versions(built.iter().copied());
-    for job in &jobs {
-        if let Ok(p) = &job.prepared {
-            api.extend(capabilities::crd_api_versions(
-                chart_crd_files(&p.chart.fetched.dir).iter(),
-            ));
-        }
-    }
+    api.extend(charts_api_versions(jobs.iter().filter_map(|job| {
+        job.prepared
+            .as_ref()
+            .ok()
+            .map(|p| p.chart.fetched.dir.as_path())
+    })));
     let ready: Vec<Option<(&Job<'_>, &Prepared)>> = jobs
         .iter()
         .map(|job| job.prepared.as_ref().ok().map(|p| (job, p)))
@@ -492,6 +540,15 @@ fn values_of(hr: &Object, inputs: &Inputs<'_>) -> Result<plumb_helm::values::Hel
     composed.map_err(|e| {
         Outcome::Failed(Diagnostic::error(Code::ValuesNotFound, format!("valuesFrom: {e}")).at(at))
     })
+}
+
+/// The API versions the CRDs in the `crds/` of the charts at `dirs` serve, each chart read once
+/// however many releases use it.
+pub(crate) fn charts_api_versions<'a>(dirs: impl Iterator<Item = &'a Path>) -> BTreeSet<String> {
+    let dirs: BTreeSet<&Path> = dirs.collect();
+    dirs.into_iter()
+        .flat_map(|dir| capabilities::crd_api_versions(chart_crd_files(dir).iter()))
+        .collect()
 }
 
 /// The CRDs a chart ships in `crds/` (its own and its unpacked subcharts'), read without

@@ -74,10 +74,12 @@ pub fn build(
         remote,
         renderer,
     };
-    build_repository(repo, &options).map_err(|e| {
+    let result = build_repository(repo, &options).map_err(|e| {
         crate::report::error(&e.to_string());
         ExitCode::from(2)
-    })
+    });
+    super::helm::warn_unusable(options.renderer.as_ref());
+    result
 }
 
 /// Prints the notes, every diagnostic (only errors with `-q`) and the summary line on stderr;
