@@ -16,6 +16,9 @@ use std::path::Path;
 pub struct CheckConfig {
     /// Kubernetes version the cluster runs (`1.30`), for API001.
     pub kubernetes_version: Option<String>,
+    /// The Kubernetes distribution the clusters run (`talos`, `k3s`): the kinds it serves
+    /// itself need no CRD in the repository (ORD001).
+    pub distribution: Option<Distribution>,
     /// Kinds whose CRDs controllers create at runtime (ORD001 accepts them), and which
     /// controller object creates them (ORD004).
     pub runtime_crds: Vec<RuntimeCrd>,
@@ -33,6 +36,7 @@ impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
             kubernetes_version: None,
+            distribution: None,
             runtime_crds: Vec::new(),
             placeholders: vec!["TBD-*".into(), "CHANGEME".into(), "REPLACE_ME".into()],
             invariants: Vec::new(),
@@ -40,6 +44,16 @@ impl Default for CheckConfig {
             rules: RuleSelection::default(),
         }
     }
+}
+
+/// A Kubernetes distribution that serves kinds of its own (the table is in
+/// `rules/ord/distributions.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    K3s,
+    Rke2,
+    Talos,
+    K0s,
 }
 
 /// A controller that creates CRDs when it reconciles one of its own objects: reconciling a
@@ -138,6 +152,23 @@ impl CheckConfig {
                         ));
                     }
                     config.kubernetes_version = Some(digits.to_string());
+                }
+                "distribution" => {
+                    let v = r.string(value, key)?;
+                    config.distribution = match Distribution::parse(&v) {
+                        Some(d) => Some(d),
+                        None => {
+                            let names: Vec<&str> =
+                                Distribution::ALL.iter().map(|d| d.name()).collect();
+                            return Err(r.error(
+                                value,
+                                format!(
+                                    "unknown distribution `{v}`: plumb knows {}",
+                                    names.join(", ")
+                                ),
+                            ));
+                        }
+                    };
                 }
                 "runtimeCRDs" => {
                     for item in r.sequence(value, key)? {

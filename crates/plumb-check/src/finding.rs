@@ -70,6 +70,9 @@ pub struct Finding {
     /// The Flux Kustomizations from the entry down to the one that produced the object
     /// (`namespace/name`).
     pub chain: Vec<String>,
+    /// The chains of the other Kustomizations that build the same text and so make the same
+    /// finding (a component, a shared base): one mistake, reported once.
+    pub also_in: Vec<Vec<String>>,
     /// How to fix it.
     pub help: String,
 }
@@ -83,6 +86,7 @@ impl Finding {
             location: None,
             related: Vec::new(),
             chain: Vec::new(),
+            also_in: Vec::new(),
             help: help.into(),
         }
     }
@@ -110,5 +114,47 @@ impl Finding {
     pub fn severity(mut self, severity: Severity) -> Finding {
         self.severity = severity;
         self
+    }
+}
+
+/// Sorts findings by place, code and message, and merges those that are one mistake: the
+/// same code at the same place whose messages differ only by the Kustomization that built
+/// the text (a component or a base several Kustomizations build). The first is kept, the
+/// others' chains go to its `also_in`.
+pub fn merge(findings: &mut Vec<Finding>) {
+    findings
+        .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
+    findings.dedup();
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut keys: std::collections::HashMap<(Option<Location>, &'static str, String), usize> =
+        std::collections::HashMap::new();
+    for f in findings.drain(..) {
+        let Some(location) = f.location.clone() else {
+            out.push(f);
+            continue;
+        };
+        let key = (Some(location), f.code, generic_message(&f));
+        match keys.get(&key) {
+            Some(&i) => {
+                let chain = f.chain;
+                let first = &mut out[i];
+                if first.chain != chain && !first.also_in.contains(&chain) {
+                    first.also_in.push(chain);
+                }
+            }
+            None => {
+                keys.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    *findings = out;
+}
+
+/// The message with the Kustomization that built the text (the chain's last) left out.
+fn generic_message(f: &Finding) -> String {
+    match f.chain.last() {
+        Some(ks) if !ks.is_empty() => f.message.replace(ks.as_str(), "\u{0}"),
+        _ => f.message.clone(),
     }
 }

@@ -43,17 +43,11 @@ use std::path::Path;
 
 /// Runs every rule on a build.
 pub fn check(root: &Path, build: &RepositoryBuild, config: &CheckConfig) -> Vec<Finding> {
-    let cx = CheckContext {
-        root,
-        build,
-        config,
-    };
+    let cx = CheckContext::new(root, build, config);
     let mut findings = Vec::new();
     for rule in rules::all() {
         rule.check(&cx, &mut findings);
     }
-    findings
-        .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
-    findings.dedup();
+    finding::merge(&mut findings);
     findings
 }

@@ -26,21 +26,21 @@ pub struct Report {
     /// Kinds (`group/Kind`) that nothing seen provides while part of the cluster was not seen
     /// (a release not rendered, a Kustomization not built): not reported by ORD001, listed here.
     pub unchecked_kinds: Vec<String>,
+    /// Why they could not be checked (what was not seen, a distribution not configured).
+    pub unchecked_because: Vec<String>,
 }
 
 impl Report {
     /// Runs the rules `selection` enables on `build`.
     pub fn run(build: &RepositoryBuild, config: &CheckConfig, selection: &Selection) -> Report {
         let root = build.root.as_path();
-        let cx = CheckContext {
-            root,
-            build,
-            config,
-        };
-        let unchecked_kinds = if selection.enabled("ORD001") {
-            crate::rules::ord::placement::unseen_kinds(&cx)
+        let cx = CheckContext::new(root, build, config);
+        let ordering = ["ORD001", "ORD002", "ORD003", "ORD004"];
+        let (unchecked_kinds, unchecked_because) = if ordering.iter().any(|c| selection.enabled(c))
+        {
+            crate::rules::ord::placement::unchecked(&cx)
         } else {
-            Vec::new()
+            Default::default()
         };
         let mut raw = Vec::new();
         for rule in crate::rules::all() {
@@ -66,10 +66,7 @@ impl Report {
             }
             findings.push(finding);
         }
-        findings.sort_by(|a, b| {
-            (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message))
-        });
-        findings.dedup();
+        crate::finding::merge(&mut findings);
         Report {
             root: root.to_path_buf(),
             findings,
@@ -77,7 +74,17 @@ impl Report {
             sources,
             build: build.summary(),
             unchecked_kinds,
+            unchecked_because,
         }
+    }
+
+    /// How many findings each code has, by code.
+    pub fn by_code(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for f in &self.findings {
+            *counts.entry(f.code).or_insert(0) += 1;
+        }
+        counts
     }
 
     pub fn errors(&self) -> usize {

@@ -6,12 +6,26 @@ use crate::config::CheckConfig;
 use crate::finding::Finding;
 use plumb_flux::build::RepositoryBuild;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// What a rule looks at: the repository, its build and the configuration.
 pub struct CheckContext<'a> {
     pub root: &'a Path,
     pub build: &'a RepositoryBuild,
     pub config: &'a CheckConfig,
+    /// The apply-order analysis ORD001–ORD004 and the summary share, made once.
+    pub(crate) placement: OnceLock<Vec<crate::rules::ord::placement::Problem<'a>>>,
+}
+
+impl<'a> CheckContext<'a> {
+    pub fn new(root: &'a Path, build: &'a RepositoryBuild, config: &'a CheckConfig) -> Self {
+        CheckContext {
+            root,
+            build,
+            config,
+            placement: OnceLock::new(),
+        }
+    }
 }
 
 pub trait Rule: Send + Sync {

@@ -54,8 +54,18 @@ fn check(fixture: &Fixture) -> Result<(String, usize), String> {
             .map(std::sync::Arc::new)
             .expect("the fixture's age.agekey is an age identity")
     });
+    // HelmReleases are rendered by a real helm (`PLUMB_HELM`, as scripts/test sets it, or
+    // helm on PATH): what their charts install is measured, as `plumb check` measures it.
+    let renderer = plumb_flux::helm_release::LazyRenderer::new(|| {
+        let helm = plumb_helm::Helm::find().map_err(|e| e.to_string())?;
+        Ok(plumb_flux::helm_release::Renderer {
+            helm: std::sync::Arc::new(helm),
+            cache: None,
+        })
+    });
     let options = Options {
         age_keys,
+        renderer: Some(renderer),
         ..Options::default()
     };
     let build = build_repository(&fixture.dir, &options).map_err(|e| e.to_string())?;

@@ -68,7 +68,7 @@ fn ord002_a_crd_from_a_kustomization_not_depended_on() {
 #[test]
 fn ord003_a_crd_from_a_helm_release_beside_it() {
     let f = one("ORD003", "platform/cluster-issuer.yaml:2:7");
-    assert_eq!(related(&f), "platform/cert-manager/release.yaml:24");
+    assert_eq!(related(&f), "platform/cert-manager/release.yaml:10");
 }
 
 #[test]
@@ -113,45 +113,6 @@ fn ref001_a_chart_ref_to_nothing() {
         "{}",
         f.message
     );
-}
-
-#[test]
-fn ord001_crds_applied_at_bootstrap_are_there_before_flux() {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ord001-bootstrap");
-    let _ = std::fs::remove_dir_all(&root);
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    write(
-        "clusters/dev/objects.yaml",
-        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: letsencrypt}\n---\napiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\n---\napiVersion: other.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n",
-    );
-    // A CRD applied by a bootstrap manifest; cert-manager from a helmfile release whose values
-    // are templated (not rendered: known by its chart's name).
-    write(
-        "bootstrap/crds.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Gadget, plural: gadgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
-    );
-    write(
-        "bootstrap/helmfile.yaml",
-        "repositories:\n  - name: jetstack\n    url: https://charts.jetstack.io\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    values: [values.yaml.gotmpl]\n",
-    );
-    let config = CheckConfig::load(&root).unwrap();
-    let found = common::findings(&root, &["clusters/dev"], &config, |c| c == "ORD001");
-    let kinds: Vec<&str> = found
-        .iter()
-        .map(|f| {
-            if f.message.contains("Widget") {
-                "Widget"
-            } else {
-                f.message.as_str()
-            }
-        })
-        .collect();
-    // Only the kind nothing provides.
-    assert_eq!(kinds, ["Widget"], "{found:#?}");
 }
 
 /// A repository whose `apps` objects include a `Widget` no CRD defines, beside a HelmRelease

@@ -116,11 +116,7 @@ fn sec002_with_key(root: &Path) -> Vec<Place> {
     let keys = AgeKeys::from_file(&key).unwrap();
     let build = build_repository(root, &Options::default()).unwrap();
     let config = CheckConfig::default();
-    let cx = CheckContext {
-        root: &build.root,
-        build: &build,
-        config: &config,
-    };
+    let cx = CheckContext::new(&build.root, &build, &config);
     let mut out = Vec::new();
     BrokenSopsFile.check_with_keys(&cx, Some(&keys), &mut out);
     places(&out)

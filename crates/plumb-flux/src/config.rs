@@ -16,6 +16,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "sources",
     "bootstrap",
     "kubernetesVersion",
+    "distribution",
     "runtimeCRDs",
     "placeholders",
     "invariants",

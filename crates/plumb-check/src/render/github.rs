@@ -35,6 +35,9 @@ pub fn render(report: &Report, prefix: &Path) -> String {
         if !f.chain.is_empty() {
             message.push_str(&format!("\nchain: {}", f.chain.join(" → ")));
         }
+        if !f.also_in.is_empty() {
+            message.push_str(&format!("\nalso built by {}", super::text::also_in(f)));
+        }
         if !f.help.is_empty() {
             message.push_str(&format!("\nhelp: {}", f.help));
         }
@@ -82,6 +85,7 @@ mod tests {
             sources: crate::sources::SourceCache::new(Path::new(".")),
             build: Default::default(),
             unchecked_kinds: Vec::new(),
+            unchecked_because: Vec::new(),
         };
         for prefix in [".", "./"] {
             assert!(render(&report, Path::new(prefix)).starts_with("::error file=a/b.yaml,line=3,"));

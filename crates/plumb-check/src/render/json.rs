@@ -24,7 +24,16 @@ pub fn render(report: &Report) -> Value {
                 "not_built": report.build.not_built,
                 "unavailable": report.build.unavailable,
             },
+            "helm_releases": {
+                "total": report.build.releases,
+                "checked": report.build.rendered,
+                "failed": report.build.releases_failed,
+                "unavailable": report.build.releases_unavailable,
+                "not_rendered": report.build.releases_not_rendered,
+            },
+            "by_code": report.by_code(),
             "unchecked_kinds": report.unchecked_kinds,
+            "unchecked_because": report.unchecked_because,
         },
     })
 }
@@ -58,6 +67,7 @@ fn finding(f: &Finding) -> Value {
         ),
     );
     map.insert("chain".into(), json!(f.chain));
+    map.insert("also_in".into(), json!(f.also_in));
     map.insert("help".into(), json!(f.help));
     Value::Object(map)
 }

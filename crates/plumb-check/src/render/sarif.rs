@@ -77,7 +77,7 @@ fn result(f: &Finding, rule_index: Option<usize>) -> Value {
             "physicalLocation": physical(&rel.location),
             "message": {"text": rel.label},
         })).collect::<Vec<_>>(),
-        "properties": {"chain": f.chain},
+        "properties": {"chain": f.chain, "alsoIn": f.also_in},
     });
     if let (Some(i), Some(map)) = (rule_index, r.as_object_mut()) {
         map.insert("ruleIndex".into(), json!(i));

@@ -87,18 +87,32 @@ fn summary(report: &Report, paint: &Paint) -> String {
         (0, w) => format!("Found {}", plural(w, "warning")),
         (e, w) => format!("Found {} and {}", plural(e, "error"), plural(w, "warning")),
     };
+    let codes = report.by_code();
+    if codes.len() > 1 {
+        let per: Vec<String> = codes.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        line.push_str(&format!(": {}", per.join(", ")));
+    }
     if report.suppressed > 0 {
         line.push_str(&format!(" ({} suppressed)", report.suppressed));
     }
+    line.push('.');
+    let mut out = paint.paint(BOLD, &line) + "\n";
     if !report.unchecked_kinds.is_empty() {
-        line.push_str(&format!(
-            "; {} not checked: no CRD the build saw defines {}, and part of the cluster was not seen (a release not rendered, a Kustomization not built)",
-            plural(report.unchecked_kinds.len(), "kind"),
-            if report.unchecked_kinds.len() == 1 { "it" } else { "them" }
+        let kinds = &report.unchecked_kinds;
+        let mut shown = kinds.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+        if kinds.len() > 8 {
+            shown.push_str(&format!(
+                ", and {} more (`--format json` lists them)",
+                kinds.len() - 8
+            ));
+        }
+        out.push_str(&format!(
+            "{} not checked for apply order ({shown}): {}.\n",
+            plural(kinds.len(), "kind"),
+            report.unchecked_because.join("; ")
         ));
     }
-    line.push_str(".\n");
-    paint.paint(BOLD, &line[..line.len() - 1]) + "\n"
+    out
 }
 
 /// Codes whose source lines hold a secret value: the value is not shown.
@@ -171,10 +185,44 @@ fn render_finding(f: &Finding, sources: &mut SourceCache, paint: &Paint) -> Stri
             f.chain.join(" → ")
         );
     }
+    if !f.also_in.is_empty() {
+        let _ = writeln!(
+            out,
+            "{pad} {eq} {}: {}",
+            paint.paint(BOLD, "also built by"),
+            also_in(f)
+        );
+    }
     if !f.help.is_empty() {
         let _ = writeln!(out, "{pad} {eq} {}: {}", paint.paint(BOLD, "help"), f.help);
     }
     out
+}
+
+/// `3 more Kustomizations: a/b, c/d, e/f` (each chain's last), at most 10 named.
+pub(crate) fn also_in(f: &Finding) -> String {
+    let names: Vec<&str> = f
+        .also_in
+        .iter()
+        .filter_map(|c| c.last().map(String::as_str))
+        .collect();
+    let n = names.len();
+    let word = if n == 1 {
+        "Kustomization"
+    } else {
+        "Kustomizations"
+    };
+    let shown = names
+        .iter()
+        .take(10)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if n > 10 {
+        format!("{n} more {word}: {shown}, …")
+    } else {
+        format!("{n} more {word}: {shown}")
+    }
 }
 
 /// ` --> file:line:col`, then the source line with the span underlined by `mark`.
@@ -251,6 +299,7 @@ mod tests {
             sources: SourceCache::new(dir.path()),
             build: Default::default(),
             unchecked_kinds: Vec::new(),
+            unchecked_because: Vec::new(),
         };
         render(&mut report, TextOptions { color: false })
     }

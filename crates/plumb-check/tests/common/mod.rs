@@ -63,15 +63,29 @@ pub fn findings(
     config: &CheckConfig,
     keep: impl Fn(&str) -> bool,
 ) -> Vec<Finding> {
-    let options = Options {
-        entries: entries.iter().map(|e| e.to_string()).collect(),
-        ..Options::default()
-    };
-    let build = build_repository(root, &options).expect("the repository builds");
+    let build = build_repository(root, &options(entries)).expect("the repository builds");
     check(&build.root, &build, config)
         .into_iter()
         .filter(|f| keep(f.code))
         .collect()
+}
+
+/// The build options of `plumb check` for `entries`: HelmReleases rendered by a real helm
+/// (`PLUMB_HELM`, as scripts/test sets it, or helm on PATH), so that what their charts install
+/// is measured; no cache.
+pub fn options(entries: &[&str]) -> Options {
+    let renderer = plumb_flux::helm_release::LazyRenderer::new(|| {
+        let helm = plumb_helm::Helm::find().map_err(|e| e.to_string())?;
+        Ok(plumb_flux::helm_release::Renderer {
+            helm: std::sync::Arc::new(helm),
+            cache: None,
+        })
+    });
+    Options {
+        entries: entries.iter().map(|e| e.to_string()).collect(),
+        renderer: Some(renderer),
+        ..Options::default()
+    }
 }
 
 /// `(code, file, line, column)` of each finding; every finding must have a location.

@@ -136,6 +136,27 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             s.failed, s.not_built, s.unavailable
         ));
     }
+    if s.releases > 0 {
+        line.push_str(&format!(
+            "; {} of {} HelmRelease{} rendered and checked",
+            s.rendered,
+            s.releases,
+            if s.releases == 1 { "" } else { "s" }
+        ));
+        let not = [
+            (s.releases_failed, "failed"),
+            (s.releases_unavailable, "chart unavailable"),
+            (s.releases_not_rendered, "not rendered"),
+        ];
+        let not: Vec<String> = not
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect();
+        if !not.is_empty() {
+            line.push_str(&format!(" ({})", not.join(", ")));
+        }
+    }
     crate::report::summary(&build, verbosity, &line);
     if report.errors() > 0 && !args.exit_zero {
         ExitCode::from(1)

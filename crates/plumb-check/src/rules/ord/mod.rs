@@ -14,9 +14,10 @@ pub mod runtime_crd_deadlock;
 pub mod unknown_kind;
 
 mod builtin_kinds;
-mod known_charts;
+pub(crate) mod distributions;
 pub(crate) mod order;
 pub(crate) mod placement;
+mod providers;
 
 use plumb_flux::diagnostic::{Code, Diagnostic};
 use plumb_flux::model::Object;

@@ -8,16 +8,14 @@
 //! reconciles some CR, exists only once that Kustomization is Ready, so only `dependsOn` helps.
 
 use super::builtin_kinds::is_builtin;
-use super::known_charts;
 use super::order::EntryOrder;
+use super::providers::{EntryProviders, Served};
 use crate::config::RuntimeCrd;
 use crate::finding::{Finding, Location};
 use crate::rule::CheckContext;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
-use plumb_flux::model::{Object, HELM_GROUP};
+use plumb_flux::model::Object;
 use plumb_yaml::Node;
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 /// What provides a kind's CRD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +69,9 @@ pub(crate) enum Verdict<'a> {
     Unknown,
     /// Nothing the build saw provides the kind, but part of the cluster was not seen (a
     /// HelmRelease or helmfile release not rendered, a Kustomization not built): it may be
-    /// there. No finding; the summary counts such kinds.
-    Unseen,
+    /// there. No finding; the summary counts such kinds. With the distribution that would
+    /// serve the kind when none is configured.
+    Unseen(Option<crate::config::Distribution>),
     /// A provider exists, but in a Kustomization not ordered before this one (ORD002).
     NotOrdered(Provider<'a>),
     /// The only provider is a HelmRelease in the same Kustomization (ORD003).
@@ -83,6 +82,7 @@ pub(crate) enum Verdict<'a> {
 }
 
 /// An object whose kind will not exist when Flux dry-runs it.
+#[derive(Clone, Copy)]
 pub(crate) struct Problem<'a> {
     pub ks: &'a KustomizationBuild,
     pub object: &'a Object,
@@ -131,13 +131,16 @@ pub(crate) fn describe(ks: &KustomizationBuild) -> String {
     }
 }
 
-/// Every object of the build whose kind will not exist at its dry-run.
-pub(crate) fn problems<'a>(cx: &CheckContext<'a>) -> Vec<Problem<'a>> {
-    let mut out = Vec::new();
-    for entry in &cx.build.entries {
-        analyse_entry(entry, &cx.config.runtime_crds, &mut out);
-    }
-    out
+/// Every object of the build whose kind will not exist at its dry-run (analysed once per
+/// check).
+pub(crate) fn problems<'c, 'a>(cx: &'c CheckContext<'a>) -> &'c [Problem<'a>] {
+    cx.placement.get_or_init(|| {
+        let mut out = Vec::new();
+        for entry in &cx.build.entries {
+            analyse_entry(entry, cx.config, &mut out);
+        }
+        out
+    })
 }
 
 /// The problems whose verdict `pick` selects, each with what `pick` takes out of the verdict:
@@ -147,66 +150,26 @@ pub(crate) fn problems_where<'a, T>(
     pick: impl Fn(Verdict<'a>) -> Option<T>,
 ) -> Vec<(Problem<'a>, T)> {
     problems(cx)
-        .into_iter()
-        .filter_map(|p| pick(p.verdict).map(|t| (p, t)))
+        .iter()
+        .filter_map(|p| pick(p.verdict).map(|t| (*p, t)))
         .collect()
 }
 
-fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut Vec<Problem<'a>>) {
+fn analyse_entry<'a>(
+    entry: &'a EntryBuild,
+    config: &'a crate::config::CheckConfig,
+    out: &mut Vec<Problem<'a>>,
+) {
+    let runtime = &config.runtime_crds;
     let order = EntryOrder::new(entry);
+    let seen = EntryProviders::new(entry, config.distribution);
+    let anything_unseen = seen.anything_unseen();
     let objects: Vec<(usize, &Object)> = entry
         .kustomizations
         .iter()
         .enumerate()
         .flat_map(|(i, k)| k.objects.iter().map(move |o| (i, o)))
         .collect();
-    let mut crds: HashMap<(&str, &str), Vec<(usize, &Object)>> = HashMap::new();
-    for &(i, o) in &objects {
-        if o.is("apiextensions.k8s.io", "CustomResourceDefinition") {
-            let group = o.str_at(&["spec", "group"]).unwrap_or("");
-            let kind = o.str_at(&["spec", "names", "kind"]).unwrap_or("");
-            crds.entry((group, kind)).or_default().push((i, o));
-        }
-    }
-    // CRDs applied at bootstrap (its manifests, its rendered helmfile releases) are in the
-    // cluster before Flux applies anything.
-    let before_flux: HashSet<(&str, &str)> = entry
-        .bootstrap
-        .objects
-        .iter()
-        .chain(plumb_flux::helm_release::bootstrap::rendered_objects(
-            &entry.bootstrap_releases,
-        ))
-        .filter(|o| o.is("apiextensions.k8s.io", "CustomResourceDefinition"))
-        .map(|o| {
-            (
-                o.str_at(&["spec", "group"]).unwrap_or(""),
-                o.str_at(&["spec", "names", "kind"]).unwrap_or(""),
-            )
-        })
-        .collect();
-    // A bootstrap release that is not rendered (helmfile templating) is known by its chart's
-    // name, as an unrendered HelmRelease is.
-    let unrendered_charts: Vec<&str> = entry
-        .bootstrap
-        .releases
-        .iter()
-        .filter(|r| {
-            !entry.bootstrap_releases.iter().any(|b| {
-                b.status == plumb_flux::build::Status::Built
-                    && b.name == r.name
-                    && Path::new(&b.kustomization) == r.file
-            })
-        })
-        .filter_map(|r| r.chart.as_deref())
-        .filter_map(|c| c.trim_end_matches('/').rsplit('/').next())
-        .collect();
-    let releases: Vec<(usize, &Object)> = objects
-        .iter()
-        .filter(|(_, o)| o.is(HELM_GROUP, "HelmRelease"))
-        .copied()
-        .collect();
-    let unseen = has_unseen_parts(entry);
     let provider = |kind, i: usize, object| Provider {
         kind,
         ks: &entry.kustomizations[i],
@@ -214,22 +177,21 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
     };
     for &(i, object) in &objects {
         let (group, kind) = (object.group(), object.kind());
-        if kind.is_empty()
-            || is_builtin(group, kind)
-            || before_flux.contains(&(group, kind))
-            || unrendered_charts
-                .iter()
-                .any(|c| known_charts::chart_installs(c, group, kind))
-        {
+        if kind.is_empty() || is_builtin(group, kind) || seen.before_flux.contains(&(group, kind)) {
             continue;
         }
+        let maybe_served = match seen.served(group, kind) {
+            Served::Yes => continue,
+            Served::No => None,
+            Served::Maybe(d) => Some(d),
+        };
         let mut providers: Vec<(usize, Provider<'a>)> = Vec::new();
-        for &(j, o) in crds.get(&(group, kind)).into_iter().flatten() {
+        for &(j, o) in seen.crds.get(&(group, kind)).into_iter().flatten() {
             providers.push((j, provider(ProviderKind::Crd, j, o)));
         }
-        for &(j, o) in &releases {
-            if release_installs(entry, o, group, kind) {
-                providers.push((j, provider(ProviderKind::HelmRelease, j, o)));
+        for r in &seen.releases {
+            if r.kinds.as_ref().is_some_and(|k| k.contains(&(group, kind))) {
+                providers.push((r.ks, provider(ProviderKind::HelmRelease, r.ks, r.object)));
             }
         }
         let mut accepted = false;
@@ -253,8 +215,8 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
             out.push(Problem {
                 ks,
                 object,
-                verdict: if unseen {
-                    Verdict::Unseen
+                verdict: if anything_unseen || maybe_served.is_some() {
+                    Verdict::Unseen(maybe_served)
                 } else {
                     Verdict::Unknown
                 },
@@ -271,7 +233,29 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
                 *j != i && order.ready_before(i, *j)
             }
         });
-        if in_place {
+        if in_place || witnessed(&seen, &order, i, &providers) {
+            continue;
+        }
+        // Something not seen may be in place before this Kustomization and provide the kind
+        // (unless `runtimeCRDs` says which controller creates it).
+        let configured = providers
+            .iter()
+            .any(|(_, p)| p.kind == ProviderKind::Controller);
+        let unseen_before = !configured
+            && (maybe_served.is_some()
+                || !seen.bootstrap_unseen.is_empty()
+                || seen
+                    .releases
+                    .iter()
+                    .any(|r| r.kinds.is_none() && (r.ks == i || order.ready_before(i, r.ks)))
+                || (0..entry.kustomizations.len())
+                    .any(|j| seen.unbuilt[j] && j != i && order.applied_before(i, j)));
+        if unseen_before {
+            out.push(Problem {
+                ks,
+                object,
+                verdict: Verdict::Unseen(maybe_served),
+            });
             continue;
         }
         let first = |k: ProviderKind, same: bool| {
@@ -297,75 +281,98 @@ fn analyse_entry<'a>(entry: &'a EntryBuild, runtime: &'a [RuntimeCrd], out: &mut
     }
 }
 
-/// Whether part of what the cluster will have was not seen: a HelmRelease or helmfile release
-/// not rendered (its chart unavailable, no helm, templating), a Kustomization not built. A kind
-/// nothing seen provides may come from there.
-fn has_unseen_parts(entry: &EntryBuild) -> bool {
-    use plumb_flux::build::Status;
-    // A failed one is reported by itself; what it would have provided is not a second finding.
-    let unseen = |s: &Status| *s != Status::Built;
-    // An unrendered release whose chart the table lists is known by the table.
-    let known = |r: &plumb_flux::helm_release::ReleaseBuild| {
-        entry
-            .kustomizations
-            .iter()
-            .flat_map(|k| k.objects.iter())
-            .find(|o| {
-                o.is(HELM_GROUP, "HelmRelease")
-                    && o.name() == r.name
-                    && o.namespace_or_default() == r.namespace
-            })
-            .is_some_and(|o| known_charts::knows(entry, o))
-    };
-    entry
-        .releases
-        .iter()
-        .any(|r| unseen(&r.status) && !known(r))
-        || entry.bootstrap_releases.iter().any(|r| {
-            let chart = entry
-                .bootstrap
+/// Whether a Kustomization that Kustomization `i` waits for applies an object of a kind the
+/// same HelmRelease or controller provides: that one could not be Ready before the
+/// provider's CRDs existed, and a chart's (or controller's) CRDs are installed together, so
+/// they are in place for `i` too.
+fn witnessed(
+    seen: &EntryProviders<'_>,
+    order: &EntryOrder,
+    i: usize,
+    providers: &[(usize, Provider<'_>)],
+) -> bool {
+    let n = seen.ks_kinds.len();
+    providers.iter().any(|(_, p)| {
+        let kinds: Vec<(&str, &str)> = match p.kind {
+            ProviderKind::HelmRelease => seen
                 .releases
                 .iter()
-                .find(|h| h.name == r.name && Path::new(&r.kustomization) == h.file)
-                .and_then(|h| h.chart.as_deref())
-                .and_then(|c| c.trim_end_matches('/').rsplit('/').next());
-            unseen(&r.status) && !chart.is_some_and(known_charts::knows_chart)
+                .find(|r| std::ptr::eq(r.object, p.object))
+                .and_then(|r| r.kinds.as_ref())
+                .map(|k| k.iter().copied().collect())
+                .unwrap_or_default(),
+            // A CRD object is in place as soon as its Kustomization was applied, which the
+            // order already decides.
+            ProviderKind::Crd | ProviderKind::Controller => return false,
+        };
+        (0..n).any(|d| {
+            d != i && order.ready_before(i, d) && kinds.iter().any(|k| seen.ks_kinds[d].contains(k))
         })
-        || entry
-            .kustomizations
-            .iter()
-            .any(|k| !k.synthetic && unseen(&k.status))
+    })
 }
 
-/// The kinds (`group/Kind`) whose provider may be in a part of the cluster that was not seen:
-/// not reported, counted in the summary.
-pub(crate) fn unseen_kinds(cx: &CheckContext<'_>) -> Vec<String> {
-    let mut kinds: Vec<String> = problems(cx)
-        .into_iter()
-        .filter(|p| matches!(p.verdict, Verdict::Unseen))
-        .map(|p| format!("{}/{}", p.object.group(), p.object.kind()))
-        .collect();
+/// What the ordering rules could not check: the kinds (`group/Kind`) whose provider may be
+/// in a part of the cluster that was not seen (not reported), and why.
+pub(crate) fn unchecked(cx: &CheckContext<'_>) -> (Vec<String>, Vec<String>) {
+    let mut kinds: Vec<String> = Vec::new();
+    let mut served: Vec<String> = Vec::new();
+    for p in problems(cx) {
+        if let Verdict::Unseen(d) = p.verdict {
+            let kind = format!("{}/{}", p.object.group(), p.object.kind());
+            if let Some(d) = d {
+                served.push(format!(
+                    "`{kind}` is served by {} itself: set `distribution: {}` in .plumb.yaml if the clusters run it",
+                    d.name(),
+                    d.name()
+                ));
+            }
+            kinds.push(kind);
+        }
+    }
     kinds.sort();
     kinds.dedup();
-    kinds
-}
-
-/// Whether the HelmRelease `hr` installs the CRD of `group`/`kind`: measured from its render
-/// when it was rendered, else from the table of charts known to install CRDs.
-fn release_installs(entry: &EntryBuild, hr: &Object, group: &str, kind: &str) -> bool {
-    let rendered = entry.releases.iter().find(|r| {
-        r.status == plumb_flux::build::Status::Built
-            && r.name == hr.name()
-            && r.namespace == hr.namespace_or_default()
-    });
-    match rendered {
-        Some(r) => r.objects.iter().any(|o| {
-            o.is("apiextensions.k8s.io", "CustomResourceDefinition")
-                && o.str_at(&["spec", "group"]) == Some(group)
-                && o.str_at(&["spec", "names", "kind"]) == Some(kind)
-        }),
-        None => known_charts::installs(entry, hr, group, kind),
+    served.sort();
+    served.dedup();
+    let mut because = Vec::new();
+    if kinds.len() > served.len() {
+        let (mut releases, mut helmfile, mut unbuilt) = (0, 0, 0);
+        for entry in &cx.build.entries {
+            let seen = EntryProviders::new(entry, cx.config.distribution);
+            releases += seen.releases.iter().filter(|r| r.kinds.is_none()).count();
+            helmfile += seen.bootstrap_unseen.len();
+            unbuilt += seen.unbuilt.iter().filter(|&&u| u).count();
+        }
+        let mut parts = Vec::new();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        if releases > 0 {
+            parts.push(plural(
+                releases,
+                "HelmRelease not rendered",
+                "HelmReleases not rendered",
+            ));
+        }
+        if helmfile > 0 {
+            parts.push(plural(
+                helmfile,
+                "bootstrap helmfile release not rendered",
+                "bootstrap helmfile releases not rendered",
+            ));
+        }
+        if unbuilt > 0 {
+            parts.push(plural(
+                unbuilt,
+                "Kustomization not built",
+                "Kustomizations not built",
+            ));
+        }
+        because.push(format!(
+            "their CRDs may come from what was not seen: {}",
+            parts.join(", ")
+        ));
     }
+    because.extend(served);
+    (kinds, because)
 }
 
 /// Whether a `runtimeCRDs` entry lists `group`/`kind`.

@@ -48,8 +48,7 @@ impl Rule for TwoWriters {
             let cluster_scoped = cluster_scoped_crds(entry);
             let order = EntryOrder::new(entry);
             type Writers<'a> = Vec<(usize, &'a Object)>;
-            let mut writers: HashMap<(String, String, String, String), Writers<'_>> =
-                HashMap::new();
+            let mut writers: HashMap<Identity, Writers<'_>> = HashMap::new();
             let mut ids = Vec::new();
             for (i, k) in entry.kustomizations.iter().enumerate() {
                 for object in &k.objects {
@@ -66,74 +65,149 @@ impl Rule for TwoWriters {
                     }
                 }
             }
+            // One mistake is one finding: the objects that the same Kustomizations all write
+            // are reported together.
+            let mut groups: Vec<(Vec<usize>, Vec<&Identity>)> = Vec::new();
             for id in &ids {
                 let list = &writers[id];
                 if list.len() < 2 {
                     continue;
                 }
-                // The owner is the writer applied first: the others depend on it, so they
-                // are the ones that should not list the object.
-                let owner = list
-                    .iter()
-                    .position(|(i, _)| {
-                        list.iter()
-                            .all(|(j, _)| !order.applied_before(*i, *j) || i == j)
-                    })
-                    .unwrap_or(0);
-                let (o, other_object) = list[owner];
-                let other = &entry.kustomizations[o];
-                for (n, &(i, object)) in list.iter().enumerate() {
-                    if n == owner {
-                        continue;
-                    }
-                    let k = &entry.kustomizations[i];
-                    let here = name_node(object).and_then(|n| Location::of(n, cx.root));
-                    let mut there = name_node(other_object).and_then(|n| Location::of(n, cx.root));
-                    // The same file built twice: point at the other writer instead.
-                    if there == here {
-                        there = other
-                            .kustomization
-                            .object
-                            .node_at(&["spec", "path"])
-                            .and_then(|n| Location::of(n, cx.root));
-                    }
-                    let shown = match object.namespace() {
-                        "" => format!("{} {}", object.kind(), object.name()),
-                        ns => format!("{} {ns}/{}", object.kind(), object.name()),
-                    };
-                    out.push(
-                        Finding::new(
-                            self.code(),
-                            format!(
-                                "{shown} is applied by both {} and {}: two writers overwrite each other, and pruning by either deletes it for both",
-                                writer(other),
-                                writer(k),
-                            ),
-                            if order.applied_before(i, o) {
-                                format!(
-                                    "remove it from {}: {} applies it first, and is the one to keep it",
-                                    writer(k),
-                                    writer(other),
-                                )
-                            } else {
-                                format!(
-                                    "keep it in one of them; if {} needs it first, make it dependsOn {}",
-                                    writer(k),
-                                    writer(other),
-                                )
-                            },
-                        )
-                        .at(here)
-                        .with_chain(&k.chain)
-                        .related(there, format!("also applied by {}", writer(other))),
-                    );
+                let mut set: Vec<usize> = list.iter().map(|(i, _)| *i).collect();
+                set.sort_unstable();
+                match groups.iter_mut().find(|(s, _)| *s == set) {
+                    Some((_, members)) => members.push(id),
+                    None => groups.push((set, vec![id])),
                 }
+            }
+            for (_, members) in &groups {
+                out.push(self.finding(cx, entry, &order, &writers, members));
             }
         }
     }
 }
 
-/// The Kustomization as a writer: `Kustomization flux-system/apps-wave-0 (apps/wave-0)`.
+type Identity = (String, String, String, String);
+
+impl TwoWriters {
+    /// The finding for objects that the same Kustomizations all write: at the first object
+    /// of a writer that should not list it, the other writers related.
+    fn finding(
+        &self,
+        cx: &CheckContext<'_>,
+        entry: &EntryBuild,
+        order: &EntryOrder,
+        writers: &HashMap<Identity, Vec<(usize, &Object)>>,
+        members: &[&Identity],
+    ) -> Finding {
+        let list = &writers[members[0]];
+        // The owner is the writer applied first: the others depend on it, so they are the
+        // ones that should not list the objects.
+        let owner = list
+            .iter()
+            .position(|(i, _)| {
+                list.iter()
+                    .all(|(j, _)| !order.applied_before(*i, *j) || i == j)
+            })
+            .unwrap_or(0);
+        let (o, owner_object) = list[owner];
+        let first = if owner == 0 { 1 } else { 0 };
+        let (i, object) = list[first];
+        let k = &entry.kustomizations[i];
+        let other = &entry.kustomizations[o];
+        let here = name_node(object).and_then(|n| Location::of(n, cx.root));
+        let shown: Vec<String> = members
+            .iter()
+            .map(|id| {
+                let (_, obj) = writers[*id][0];
+                match obj.namespace() {
+                    "" => format!("{} {}", obj.kind(), obj.name()),
+                    ns => format!("{} {ns}/{}", obj.kind(), obj.name()),
+                }
+            })
+            .collect();
+        let what = match shown.as_slice() {
+            [one] => format!("{one} is"),
+            many if many.len() <= 5 => format!("{} objects ({}) are", many.len(), many.join(", ")),
+            many => format!(
+                "{} objects ({}, and {} more) are",
+                many.len(),
+                many[..5].join(", "),
+                many.len() - 5
+            ),
+        };
+        let names: Vec<String> = list
+            .iter()
+            .map(|(j, _)| writer(&entry.kustomizations[*j]))
+            .collect();
+        let by = match names.as_slice() {
+            [a, b] => format!("both {a} and {b}"),
+            many => {
+                let keys: Vec<String> = list
+                    .iter()
+                    .map(|(j, _)| entry.kustomizations[*j].key())
+                    .collect();
+                format!("{} Kustomizations ({})", many.len(), keys.join(", "))
+            }
+        };
+        let it = if members.len() == 1 { "it" } else { "them" };
+        let help = if list.len() > 2 {
+            format!(
+                "keep {it} in one Kustomization ({} applies {it} first) and make the others dependsOn it, or give each writer objects of its own names",
+                writer(other),
+            )
+        } else if order.applied_before(i, o) {
+            format!(
+                "remove {it} from {}: {} applies {it} first, and is the one to keep {it}",
+                writer(k),
+                writer(other),
+            )
+        } else {
+            format!(
+                "keep {it} in one of the two; if {} needs {it} first, make it dependsOn {}",
+                writer(k),
+                writer(other),
+            )
+        };
+        let mut finding = Finding::new(
+            self.code(),
+            format!(
+                "{what} applied by {by}: {}",
+                if list.len() == 2 {
+                    format!("two writers overwrite each other, and pruning by either deletes {it} for both")
+                } else {
+                    format!("the writers overwrite each other, and pruning by any of them deletes {it} for all")
+                }
+            ),
+            help,
+        )
+        .at(here.clone())
+        .with_chain(&k.chain);
+        for (n, &(j, obj)) in list.iter().enumerate() {
+            if n == first {
+                continue;
+            }
+            let w = &entry.kustomizations[j];
+            let mut there = name_node(obj).and_then(|n| Location::of(n, cx.root));
+            // The same file built twice: point at the other writer instead.
+            if there == here {
+                there = w
+                    .kustomization
+                    .object
+                    .node_at(&["spec", "path"])
+                    .and_then(|n| Location::of(n, cx.root));
+            }
+            let label = if std::ptr::eq(obj, owner_object) {
+                format!("also applied by {} (first)", writer(w))
+            } else {
+                format!("also applied by {}", writer(w))
+            };
+            finding = finding.related(there, label);
+        }
+        finding
+    }
+}
+
 fn writer(k: &KustomizationBuild) -> String {
     let path = if k.path.is_empty() { "." } else { &k.path };
     if k.synthetic {

@@ -84,7 +84,51 @@ impl Rule for PlaintextSecret {
 /// secret parts postBuild substitution fills in from elsewhere (`${DB_PASSWORD}`).
 fn is_plaintext(value: &str) -> bool {
     let value = value.trim();
-    !value.is_empty() && !is_encrypted_value(value) && !value.contains("${")
+    !value.is_empty()
+        && !is_encrypted_value(value)
+        && !value.contains("${")
+        && !is_secret_reference(value)
+}
+
+/// A `data` value: base64 of the secret, which may itself be a reference.
+fn is_plaintext_data(value: &str) -> bool {
+    use base64::Engine;
+    let compact: String = value.split_whitespace().collect();
+    match base64::engine::general_purpose::STANDARD.decode(compact.as_bytes()) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => is_plaintext(value) && is_plaintext(&text),
+            Err(_) => is_plaintext(value),
+        },
+        Err(_) => is_plaintext(value),
+    }
+}
+
+/// How secret managers' references begin: 1Password (`op inject`, the 1Password operator),
+/// bank-vaults (`vault:`), vals (`ref+vault://`, `ref+awssecrets://`…), argocd-vault-plugin
+/// (`<path:…>`), Azure Key Vault (`akv://`), Google Secret Manager (`sm://`, berglas), AWS
+/// Secrets Manager ARNs.
+const REFERENCE_PREFIXES: &[&str] = &[
+    "op://",
+    "vault:",
+    "ref+",
+    "<path:",
+    "akv://",
+    "sm://",
+    "berglas://",
+    "gcp:secretmanager:",
+    "arn:aws:secretsmanager:",
+    "arn:aws:ssm:",
+];
+
+/// Whether the value is only references to a secret manager (a template for `op inject` and
+/// the like), which hold no secret themselves.
+fn is_secret_reference(value: &str) -> bool {
+    let mut tokens = value
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c| matches!(c, '{' | '}' | '"' | '\'' | ',')))
+        .filter(|t| !t.is_empty())
+        .peekable();
+    tokens.peek().is_some() && tokens.all(|t| REFERENCE_PREFIXES.iter().any(|p| t.starts_with(p)))
 }
 
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
@@ -94,7 +138,12 @@ fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
             continue;
         };
         for (key, value) in entries {
-            if value.scalar_value().is_some_and(is_plaintext) {
+            let plain = if field == "data" {
+                is_plaintext_data
+            } else {
+                is_plaintext
+            };
+            if value.scalar_value().is_some_and(plain) {
                 let key_name = key.scalar_value().unwrap_or_default();
                 let encoding = if field == "data" {
                     " (base64 is an encoding, not encryption)"
@@ -204,6 +253,20 @@ mod tests {
         assert!(!is_plaintext("${DB_PASSWORD}"));
         assert!(!is_plaintext(" ${A}${B} "));
         assert!(!is_plaintext(""));
+        // Secret managers' references are templates, not secrets.
+        assert!(!is_plaintext(
+            "op://kubernetes/1password/OP_CONNECT_TOKEN\n"
+        ));
+        assert!(!is_plaintext("{{ op://vault/item/field }}"));
+        assert!(!is_plaintext("vault:secret/data/app#password"));
+        assert!(!is_plaintext("ref+vault://secret/app#/password"));
+        assert!(!is_plaintext("<path:secret/data/app#password>"));
+        assert!(!is_plaintext("akv://my-vault/secret"));
+        assert!(is_plaintext("op://vault/item/field hunter2"));
+        assert!(is_plaintext("password: op"));
+        // base64 of `op://vault/item/field`, and of `hunter2`.
+        assert!(!is_plaintext_data("b3A6Ly92YXVsdC9pdGVtL2ZpZWxk"));
+        assert!(is_plaintext_data("aHVudGVyMg=="));
         assert!(!is_plaintext(
             "ENC[AES256_GCM,data:abc=,iv:x,tag:y,type:str]"
         ));

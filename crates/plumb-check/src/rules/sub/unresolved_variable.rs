@@ -89,8 +89,19 @@ impl Rule for UnresolvedVariable {
                         continue;
                     }
                     let substituted = scope.substitutes(object);
+                    // A Flux Kustomization's own `spec.patches` are applied by its build, whose
+                    // output its own postBuild then substitutes: their variables are its, and
+                    // are checked in the objects it builds.
+                    let own_patches = object
+                        .is(plumb_flux::model::KUSTOMIZE_GROUP, "Kustomization")
+                        && object.value.pointer("/spec/postBuild").is_some();
                     scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
+                            return;
+                        }
+                        if own_patches
+                            && scalar.path.starts_with(&["spec".into(), "patches".into()])
+                        {
                             return;
                         }
                         // A text Flux cannot parse is SUB003's.
