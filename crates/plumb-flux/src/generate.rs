@@ -181,7 +181,39 @@ pub fn apply_spec(node: &mut Node, ks: &FluxKustomization) {
     }
     if !ks.patches.is_empty() {
         let mut patches = existing_list(node, "patches");
-        for p in &ks.patches {
+        // The patches as written, when they are (their text keeps its place in the file, so
+        // what they bring points there).
+        let written = ks
+            .object
+            .origin
+            .as_ref()
+            .and_then(|o| o.get_path(&["spec", "patches"]))
+            .and_then(Node::as_sequence)
+            .filter(|items| items.len() == ks.patches.len());
+        for (i, p) in ks.patches.iter().enumerate() {
+            // Only as written when nothing (a parent's postBuild) changed them since.
+            let same = |key: &str, item: &Node| {
+                let value = p.get(key).filter(|v| !v.is_null());
+                let text = item.get(key).filter(|v| !v.is_null());
+                match (value, text) {
+                    (Some(v), Some(t)) => plumb_yaml::to_json(t).ok().as_ref() == Some(v),
+                    (None, None) => true,
+                    _ => false,
+                }
+            };
+            if let Some(item) = written
+                .and_then(|items| items.get(i))
+                .filter(|item| same("patch", item) && same("target", item))
+            {
+                let mut entry = Node::mapping();
+                for key in ["patch", "target"] {
+                    if let Some(v) = item.get(key).filter(|v| !v.is_null()) {
+                        entry.set(key, v.clone());
+                    }
+                }
+                patches.push(entry);
+                continue;
+            }
             let mut patch = serde_json::Map::new();
             if let Some(text) = p.get("patch") {
                 patch.insert("patch".into(), text.clone());

@@ -209,7 +209,15 @@ pub(crate) fn apply_patch_entry(
         Some(t) => Some(SelectorSpec::from_node(t)?),
         None => None,
     };
-    match classify(&label, &text) {
+    // An inline patch written as a block scalar keeps its place in the file.
+    let classified = match item.get("patch").filter(|_| path.is_empty()) {
+        Some(node) => match in_place(node) {
+            Some(patches) => Classified::Strategic(patches),
+            None => classify(&label, &text),
+        },
+        None => classify(&label, &text),
+    };
+    match classified {
         Classified::Strategic(patches) => {
             let Some(spec) = target else {
                 for patch in patches {
@@ -280,6 +288,16 @@ enum Classified {
 /// Tells strategic merge patches (resources with a kind and a name, any number of them: a file
 /// of comments only is no patch at all) from a JSON 6902 patch (a list of operations), as
 /// kustomize's patch transformer does.
+/// The strategic merge patches of an inline `patch:` block scalar, parsed where they are
+/// written; `None` when that is not possible or they are no strategic merge patch.
+fn in_place(node: &Node) -> Option<Vec<Node>> {
+    let mut out = Vec::new();
+    for doc in plumb_yaml::parse_block_scalar(node)? {
+        push_patch(doc, &mut out).ok()?;
+    }
+    (!out.is_empty() && out.iter().all(is_patch_resource)).then_some(out)
+}
+
 fn classify(label: &str, text: &str) -> Classified {
     let strategic = plumb_yaml::parse_documents(label, text)
         .ok()

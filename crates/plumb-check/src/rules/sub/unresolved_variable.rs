@@ -91,10 +91,9 @@ impl Rule for UnresolvedVariable {
                     let substituted = scope.substitutes(object);
                     // A Flux Kustomization's own `spec.patches` are applied by its build, whose
                     // output its own postBuild then substitutes: their variables are its, and
-                    // are checked in the objects it builds.
-                    let own_patches = object
-                        .is(plumb_flux::model::KUSTOMIZE_GROUP, "Kustomization")
-                        && object.value.pointer("/spec/postBuild").is_some();
+                    // are checked in the objects it builds, where the patches put them.
+                    let own_patches =
+                        object.is(plumb_flux::model::KUSTOMIZE_GROUP, "Kustomization");
                     scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;

@@ -1,0 +1,319 @@
+//! The classes of false findings real repositories showed, each as a small repository that now
+//! reports nothing, beside its twin with the real mistake, which reports exactly one finding.
+//! Charts are rendered by a real helm (`PLUMB_HELM`), from chart directories of the
+//! repository.
+
+mod common;
+
+use plumb_check::{CheckConfig, Finding, Report, Selection};
+use std::path::{Path, PathBuf};
+
+/// A repository under the tests' temporary directory: `clusters/dev` synced by the bootstrap
+/// convention's `flux-system` Kustomization, this repository its source.
+struct Repo {
+    root: PathBuf,
+}
+
+impl Repo {
+    fn new(name: &str) -> Repo {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("false-{name}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let repo = Repo { root };
+        repo.file(
+            "clusters/dev/flux-system/gotk-sync.yaml",
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/platform\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+        );
+        repo
+    }
+
+    fn file(&self, rel: &str, text: &str) -> &Repo {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        self
+    }
+
+    /// A Flux Kustomization `name` of `./path` in `clusters/dev/ks-NAME.yaml`; `spec` is more of
+    /// its spec, indented by two spaces.
+    fn ks(&self, name: &str, path: &str, spec: &str) -> &Repo {
+        self.file(
+            &format!("clusters/dev/ks-{name}.yaml"),
+            &format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  wait: true\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{spec}"),
+        )
+    }
+
+    /// A chart directory `charts/NAME` whose `crds/` installs the `Widget` CRD
+    /// (`widgets.example.com`).
+    fn widget_chart(&self, name: &str) -> &Repo {
+        self.file(
+            &format!("charts/{name}/Chart.yaml"),
+            &format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n"),
+        )
+        .file(
+            &format!("charts/{name}/crds/widgets.yaml"),
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+        )
+        .file(
+            &format!("charts/{name}/templates/sa.yaml"),
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: '{{ .Release.Name }}', namespace: '{{ .Release.Namespace }}'}\n",
+        )
+    }
+
+    /// The `operators` Kustomization, whose HelmRelease `widgets/widget-operator` installs
+    /// the Widget CRD from `charts/widget-operator`.
+    fn operator(&self) -> &Repo {
+        self.widget_chart("widget-operator").ks("operators", "operators", "").file(
+            "operators/release.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: widgets}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: widget-operator, namespace: widgets}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/widget-operator\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n",
+        )
+    }
+
+    /// `plumb check` of the repository: every finding, and the report's unchecked kinds.
+    fn check(&self) -> (Vec<Finding>, Report) {
+        let config = CheckConfig::load(&self.root).expect("the configuration loads");
+        let build = plumb_flux::build::build_repository(&self.root, &common::options(&[]))
+            .expect("the repository builds");
+        let report = Report::run(&build, &config, &Selection::default());
+        (report.findings.clone(), report)
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        self.check().0
+    }
+}
+
+const WIDGET: &str =
+    "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n";
+
+fn codes(found: &[Finding]) -> Vec<&str> {
+    found.iter().map(|f| f.code).collect()
+}
+
+#[test]
+fn crds_of_a_bootstrap_helmfile_release_exist_before_flux() {
+    // The chart is installed by `helmfile sync` at bootstrap: no Kustomization needs a
+    // dependsOn for its kinds.
+    let repo = Repo::new("bootstrap-helmfile");
+    repo.widget_chart("widget-operator")
+        .file(
+            "bootstrap/helmfile.yaml",
+            "releases:\n  - name: widget-operator\n    namespace: widgets\n    chart: ../charts/widget-operator\n",
+        )
+        .ks("apps", "apps", "")
+        .file("apps/widget.yaml", WIDGET);
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+
+    // Its twin: the chart only in a Flux HelmRelease the apps do not dependsOn.
+    let twin = Repo::new("bootstrap-helmfile-twin");
+    twin.operator()
+        .ks("apps", "apps", "")
+        .file("apps/widget.yaml", WIDGET);
+    let found = twin.findings();
+    assert_eq!(codes(&found), ["ORD002"], "{found:#?}");
+    assert!(
+        found[0]
+            .help
+            .contains("add `{name: operators, namespace: flux-system}` to `spec.dependsOn`"),
+        "{}",
+        found[0].help
+    );
+}
+
+#[test]
+fn a_templated_bootstrap_release_is_the_helm_release_flux_adopts() {
+    // onedr0p's layout: the helmfile reads chart and values from the HelmRelease (templating
+    // plumb does not evaluate); its release is the one the Flux HelmRelease of the same name
+    // and namespace adopts, so its chart installs what that one's render installs.
+    let repo = Repo::new("bootstrap-adopted");
+    repo.operator()
+        .file(
+            "bootstrap/helmfile/crds.yaml",
+            "helmDefaults:\n  args: [--include-crds, --no-hooks]\nreleases:\n  - name: widget-operator\n    namespace: widgets\n    chart: '{{ .Values.chart }}'\n",
+        )
+        .ks("apps", "apps", "")
+        .file("apps/widget.yaml", WIDGET);
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+}
+
+#[test]
+fn a_rendered_chart_provides_its_crds_to_the_kustomizations_that_depend_on_it() {
+    let repo = Repo::new("chart-crd");
+    repo.operator()
+        .ks("apps", "apps", "  dependsOn: [{name: operators}]\n")
+        .file("apps/widget.yaml", WIDGET);
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+
+    // A Kustomization that waits for one that already applies a kind of the same chart
+    // waits for the chart's CRDs too.
+    let witnessed = Repo::new("chart-crd-witnessed");
+    witnessed
+        .operator()
+        .ks("stores", "stores", "  dependsOn: [{name: operators}]\n")
+        .file(
+            "stores/widget.yaml",
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: store, namespace: default}\n",
+        )
+        .ks("apps", "apps", "  dependsOn: [{name: stores}]\n")
+        .file("apps/widget.yaml", WIDGET);
+    assert_eq!(codes(&witnessed.findings()), Vec::<&str>::new());
+
+    // The same kind beside the HelmRelease: ORD003, once.
+    let same = Repo::new("chart-crd-same");
+    same.operator().file("operators/widget.yaml", WIDGET).file(
+        "operators/kustomization.yaml",
+        "resources: [release.yaml, widget.yaml]\n",
+    );
+    assert_eq!(codes(&same.findings()), ["ORD003"]);
+}
+
+#[test]
+fn a_component_of_five_kustomizations_is_one_finding() {
+    let build = |name: &str, depends: bool| {
+        let repo = Repo::new(name);
+        repo.operator().file(
+            "components/widget/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [widget.yaml]\n",
+        );
+        repo.file("components/widget/widget.yaml", WIDGET);
+        for n in 1..=5 {
+            let spec = format!(
+                "  targetNamespace: app{n}\n  components: [../components/widget]\n{}",
+                if depends {
+                    "  dependsOn: [{name: operators}]\n"
+                } else {
+                    ""
+                }
+            );
+            repo.ks(&format!("app{n}"), &format!("app{n}"), &spec).file(
+                &format!("app{n}/configmap.yaml"),
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app{n}}}\n"),
+            );
+        }
+        repo
+    };
+    assert_eq!(
+        codes(&build("component-good", true).findings()),
+        Vec::<&str>::new()
+    );
+    let found = build("component-bad", false).findings();
+    assert_eq!(codes(&found), ["ORD002"], "{found:#?}");
+    let f = &found[0];
+    assert_eq!(
+        f.location.as_ref().map(|l| l.file.clone()),
+        Some(PathBuf::from("components/widget/widget.yaml"))
+    );
+    let mut all: Vec<&str> = std::iter::once(&f.chain)
+        .chain(&f.also_in)
+        .map(|c| c.last().unwrap().as_str())
+        .collect();
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "flux-system/app1",
+            "flux-system/app2",
+            "flux-system/app3",
+            "flux-system/app4",
+            "flux-system/app5"
+        ]
+    );
+}
+
+#[test]
+fn secret_manager_references_are_not_plaintext() {
+    let secret = |value: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: token, namespace: default}}\nstringData:\n  token: |-\n    {value}\n")
+    };
+    let repo = Repo::new("op-refs");
+    repo.ks("apps", "apps", "").file(
+        "apps/secret.yaml",
+        &secret("op://kubernetes/1password/OP_CONNECT_TOKEN"),
+    );
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+    let twin = Repo::new("op-refs-twin");
+    twin.ks("apps", "apps", "")
+        .file("apps/secret.yaml", &secret("hunter2-but-longer"));
+    assert_eq!(codes(&twin.findings()), ["SEC001"]);
+}
+
+#[test]
+fn kinds_the_distribution_serves_need_no_crd() {
+    let sa = "apiVersion: talos.dev/v1alpha1\nkind: ServiceAccount\nmetadata: {name: talos, namespace: default}\nspec:\n  roles: [os:reader]\n";
+    let repo = Repo::new("distribution");
+    repo.ks("apps", "apps", "")
+        .file("apps/talos.yaml", sa)
+        .file(".plumb.yaml", "distribution: talos\n");
+    let (found, report) = repo.check();
+    assert_eq!(codes(&found), Vec::<&str>::new());
+    assert!(
+        report.unchecked_kinds.is_empty(),
+        "{:?}",
+        report.unchecked_kinds
+    );
+
+    // Not configured: not reported, and the summary says why.
+    std::fs::remove_file(repo.root.join(".plumb.yaml")).unwrap();
+    let (found, report) = repo.check();
+    assert_eq!(codes(&found), Vec::<&str>::new());
+    assert_eq!(report.unchecked_kinds, ["talos.dev/ServiceAccount"]);
+    assert!(
+        report.unchecked_because[0].contains("set `distribution: talos`"),
+        "{:?}",
+        report.unchecked_because
+    );
+
+    // Another distribution: nothing serves it.
+    repo.file(".plumb.yaml", "distribution: k3s\n");
+    assert_eq!(codes(&repo.findings()), ["ORD001"]);
+}
+
+#[test]
+fn a_kustomizations_own_patches_are_substituted_by_its_own_post_build() {
+    let patches = "  patches:\n    - patch: |-\n        apiVersion: kustomize.toolkit.fluxcd.io/v1\n        kind: Kustomization\n        metadata: {name: _}\n        spec:\n          postBuild:\n            substitute:\n              CLUSTER: ${CLUSTER}\n      target: {kind: Kustomization}\n";
+    let child = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: child, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./child\n  sourceRef: {kind: GitRepository, name: flux-system}\n";
+    let repo = Repo::new("own-patches");
+    repo.ks(
+        "apps",
+        "apps",
+        &format!("  postBuild:\n    substitute:\n      CLUSTER: dev\n{patches}"),
+    )
+    .file("apps/child.yaml", child)
+    .file(
+        "child/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata:\n  cluster: ${CLUSTER}\n",
+    );
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+
+    // Without the postBuild, the patch's `${CLUSTER}` reaches the children as literal text.
+    let twin = Repo::new("own-patches-twin");
+    twin.ks("apps", "apps", patches)
+        .file("apps/child.yaml", child)
+        .file(
+            "child/configmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n",
+        );
+    let found = twin.findings();
+    assert_eq!(codes(&found), ["SUB001"], "{found:#?}");
+    // At the patch text as written in the Kustomization, where the mistake is.
+    let l = found[0].location.as_ref().unwrap();
+    assert_eq!(
+        (l.file.as_path(), l.line),
+        (Path::new("clusters/dev/ks-apps.yaml"), 18)
+    );
+}
+
+#[test]
+fn a_secret_applied_at_bootstrap_exists() {
+    let spec = "  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: cluster-secrets}\n";
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  domain: ${DOMAIN}\n";
+    let repo = Repo::new("bootstrap-secret");
+    repo.ks("apps", "apps", spec).file("apps/app.yaml", app).file(
+        "bootstrap/secrets.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-secrets, namespace: flux-system}\nstringData:\n  DOMAIN: op://kubernetes/cluster/DOMAIN\n",
+    );
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+
+    let twin = Repo::new("bootstrap-secret-twin");
+    twin.ks("apps", "apps", spec).file("apps/app.yaml", app);
+    assert_eq!(codes(&twin.findings()), ["SUB004"]);
+}
