@@ -282,3 +282,160 @@ fn helmfile_node<'a>(helmfile: &'a HelmfileRelease, fields: &[&str]) -> Option<&
         .find_map(|f| origin.get(f))
         .or_else(|| origin.get("name"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_flux::bootstrap::Unplanned;
+    use plumb_flux::diagnostic::Diagnostic;
+    use plumb_flux::helm_release::ChartInfo;
+    use serde_json::json;
+
+    fn helmfile(version: Option<&str>) -> HelmfileRelease {
+        HelmfileRelease {
+            name: "cilium".into(),
+            namespace: Some("kube-system".into()),
+            chart: Some("cilium/cilium".into()),
+            version: version.map(str::to_string),
+            file: "bootstrap/helmfile.yaml".into(),
+            line: 5,
+            plan: Err(Unplanned::NotEvaluated("templating".into())),
+            origin: None,
+        }
+    }
+
+    fn release(chart: Option<(&str, &str)>, objects: &[Value]) -> ReleaseBuild {
+        ReleaseBuild {
+            namespace: "kube-system".into(),
+            name: "cilium".into(),
+            kustomization: "flux-system/apps".into(),
+            release_name: "cilium".into(),
+            release_namespace: "kube-system".into(),
+            chart: chart.map(|(name, version)| ChartInfo {
+                name: name.into(),
+                version: version.into(),
+                digest: "sha256:0".into(),
+                source: "HelmRepository/kube-system/cilium".into(),
+            }),
+            objects: objects
+                .iter()
+                .map(|v| Object {
+                    value: v.clone(),
+                    origin: None,
+                })
+                .collect(),
+            diagnostics: Vec::new(),
+            status: Status::Built,
+            cached: false,
+            notes: Vec::new(),
+        }
+    }
+
+    fn configmap(data: Value, labels: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cilium-config", "namespace": "kube-system", "labels": labels},
+            "data": data})
+    }
+
+    fn described(d: Option<Difference>) -> Option<String> {
+        d.map(|d| d.describe())
+    }
+
+    #[test]
+    fn another_chart_or_version_differs() {
+        let installed = release(Some(("cilium", "1.17.4")), &[]);
+        assert_eq!(
+            described(difference(
+                &helmfile(Some("1.17.4")),
+                &installed,
+                &release(Some(("cilium", "1.18.0")), &[])
+            )),
+            Some("chart version 1.17.4 at bootstrap, 1.18.0 in Flux".into())
+        );
+        assert_eq!(
+            described(difference(
+                &helmfile(None),
+                &installed,
+                &release(Some(("cilium-agent", "1.17.4")), &[])
+            )),
+            Some("chart cilium at bootstrap, cilium-agent in Flux".into())
+        );
+        // `v1.17.4` and `1.17.4` are one version.
+        assert!(difference(
+            &helmfile(None),
+            &installed,
+            &release(Some(("cilium", "v1.17.4")), &[])
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn the_helmfile_version_counts_when_written_exactly() {
+        let not_fetched = ReleaseBuild {
+            status: Status::NotBuilt("helmfile templating is not evaluated".into()),
+            ..release(None, &[])
+        };
+        let flux = release(Some(("cilium", "1.18.0")), &[]);
+        assert_eq!(
+            described(difference(&helmfile(Some("1.17.4")), &not_fetched, &flux)),
+            Some("chart version 1.17.4 at bootstrap, 1.18.0 in Flux".into())
+        );
+        for unknown in ["~1.17", ">=1.17.0", "1.17.x", "{{ .Values.v }}", "*"] {
+            assert!(
+                difference(&helmfile(Some(unknown)), &not_fetched, &flux).is_none(),
+                "{unknown}"
+            );
+        }
+        // The Flux side's chart not fetched: nothing known to compare.
+        assert!(difference(&helmfile(Some("1.17.4")), &not_fetched, &release(None, &[])).is_none());
+    }
+
+    #[test]
+    fn renders_differ_by_their_objects_not_by_flux_origin_labels() {
+        let chart = Some(("cilium", "1.17.4"));
+        let installed = release(
+            chart,
+            &[configmap(
+                json!({"tunnel": "geneve"}),
+                json!({"app": "cilium"}),
+            )],
+        );
+        let origin = json!({"app": "cilium", "helm.toolkit.fluxcd.io/name": "cilium",
+            "helm.toolkit.fluxcd.io/namespace": "kube-system"});
+        let same = release(
+            chart,
+            &[configmap(json!({"tunnel": "geneve"}), origin.clone())],
+        );
+        assert!(difference(&helmfile(None), &installed, &same).is_none());
+
+        let other = release(
+            chart,
+            &[
+                configmap(json!({"tunnel": "vxlan"}), origin.clone()),
+                json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "cilium", "namespace": "kube-system"}}),
+            ],
+        );
+        assert_eq!(
+            described(difference(&helmfile(None), &installed, &other)),
+            Some("rendered objects differ: ConfigMap kube-system/cilium-config (data.tunnel); ServiceAccount kube-system/cilium only in Flux".into())
+        );
+        assert_eq!(
+            described(difference(&helmfile(None), &other, &installed)),
+            Some("rendered objects differ: ConfigMap kube-system/cilium-config (data.tunnel); ServiceAccount kube-system/cilium only at bootstrap".into())
+        );
+
+        // A render that differs each time, or one not rendered, is not compared.
+        let mut random = other.clone();
+        random.diagnostics.push(Diagnostic::warning(
+            Code::RenderNondeterministic,
+            "renders differently",
+        ));
+        assert!(difference(&helmfile(None), &installed, &random).is_none());
+        let failed = ReleaseBuild {
+            status: Status::Failed,
+            ..other
+        };
+        assert!(difference(&helmfile(None), &installed, &failed).is_none());
+    }
+}
