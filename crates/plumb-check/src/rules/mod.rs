@@ -49,6 +49,9 @@ pub(crate) mod ord;
 mod own;
 mod refs;
 
+mod det;
+mod releases;
+
 /// Every rule, in code order.
 pub fn all() -> Vec<Box<dyn Rule>> {
     let mut rules: Vec<Box<dyn Rule>> = vec![
@@ -77,6 +80,8 @@ pub fn all() -> Vec<Box<dyn Rule>> {
         Box::new(ord::missing_dependency::MissingDependency),
         Box::new(ord::dependency_cycle::DependencyCycle),
         Box::new(own::two_writers::TwoWriters),
+        Box::new(own::bootstrap_adoption::BootstrapAdoption),
+        Box::new(det::nondeterministic_render::NondeterministicRender),
         Box::new(refs::dangling_reference::DanglingReference),
     ];
     rules.sort_by_key(|r| r.code());

@@ -823,41 +823,124 @@ fn canonical_order(objects: &mut [plumb_helm::release::Rendered]) {
     }
 }
 
-/// The objects (`Kind/name`) one render has and the other has not, or has otherwise. Order
-/// does not count: helm sorts what it applies, and helm-controller compares releases by their
-/// chart and values, never by the manifest's text.
+/// The objects (`Kind/name`) one render has and the other has not, or has otherwise; an
+/// object both have with other content is followed by the fields that differ
+/// (`Secret/generated (stringData.password)`). Order does not count: helm sorts what it
+/// applies, and helm-controller compares releases by their chart and values, never by the
+/// manifest's text.
 fn differing(
     a: &[plumb_helm::release::Rendered],
     b: &[plumb_helm::release::Rendered],
 ) -> Vec<String> {
-    let id = |r: &plumb_helm::release::Rendered| {
+    let id = |v: &Value| {
         format!(
             "{}/{}",
-            r.value["kind"].as_str().unwrap_or(""),
-            r.value["metadata"]["name"].as_str().unwrap_or("")
+            v["kind"].as_str().unwrap_or(""),
+            v["metadata"]["name"].as_str().unwrap_or("")
         )
     };
+    let same_object = |x: &Value, y: &Value| {
+        x["kind"] == y["kind"]
+            && x["metadata"]["name"] == y["metadata"]["name"]
+            && x["metadata"]["namespace"] == y["metadata"]["namespace"]
+    };
     let mut theirs: Vec<&Value> = b.iter().map(|r| &r.value).collect();
-    let mut out = Vec::new();
+    let mut unmatched = Vec::new();
     for r in a {
         match theirs.iter().position(|v| **v == r.value) {
             Some(i) => {
                 theirs.swap_remove(i);
             }
-            None => out.push(id(r)),
+            None => unmatched.push(&r.value),
+        }
+    }
+    let mut out = Vec::new();
+    for v in unmatched {
+        match theirs.iter().position(|w| same_object(v, w)) {
+            Some(i) => {
+                let other = theirs.remove(i);
+                out.push(format!(
+                    "{} ({})",
+                    id(v),
+                    shown_fields(&changed_fields(v, other), 3)
+                ));
+            }
+            None => out.push(id(v)),
         }
     }
     for v in theirs {
-        let name = format!(
-            "{}/{}",
-            v["kind"].as_str().unwrap_or(""),
-            v["metadata"]["name"].as_str().unwrap_or("")
-        );
+        let name = id(v);
         if !out.contains(&name) {
             out.push(name);
         }
     }
     out
+}
+
+/// The paths of the fields whose values differ between `a` and `b`
+/// (`spec.template.spec.containers[0].args`, `metadata.labels["app.kubernetes.io/name"]`): a
+/// field only one of them has, a scalar that differs, a list whose length differs. Empty when
+/// they are equal.
+pub fn changed_fields(a: &Value, b: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_changes(a, b, &mut String::new(), &mut out);
+    out
+}
+
+fn collect_changes(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
+    if a == b {
+        return;
+    }
+    let at = path.len();
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+            for key in keys {
+                let null = Value::Null;
+                let (va, vb) = (x.get(key).unwrap_or(&null), y.get(key).unwrap_or(&null));
+                let plain = !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if plain {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(key);
+                } else {
+                    path.push_str(&format!("[{key:?}]"));
+                }
+                collect_changes(va, vb, path, out);
+                path.truncate(at);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                path.push_str(&format!("[{i}]"));
+                collect_changes(va, vb, path, out);
+                path.truncate(at);
+            }
+        }
+        _ => out.push(if path.is_empty() {
+            ".".to_string()
+        } else {
+            path.clone()
+        }),
+    }
+}
+
+/// At most `max` of `fields`, comma-separated, with how many more there are.
+pub fn shown_fields(fields: &[String], max: usize) -> String {
+    let mut text = fields
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if fields.len() > max {
+        text.push_str(&format!(" and {} more", fields.len() - max));
+    }
+    text
 }
 
 /// A chart whose `values.yaml` `valuesFiles` replace is rendered from a copy; any other from
@@ -966,9 +1049,32 @@ mod tests {
         let reordered = [rendered("Service", "b", "1"), rendered("Service", "a", "1")];
         assert!(differing(&a, &reordered).is_empty());
         let changed = [rendered("Service", "b", "1"), rendered("Service", "a", "2")];
-        assert_eq!(differing(&a, &changed), ["Service/a"]);
+        assert_eq!(differing(&a, &changed), ["Service/a (data.x)"]);
         let fewer = [rendered("Service", "a", "1")];
         assert_eq!(differing(&a, &fewer), ["Service/b"]);
         assert_eq!(differing(&fewer, &a), ["Service/b"]);
+    }
+
+    #[test]
+    fn changed_fields_name_each_differing_leaf() {
+        let a = json!({"metadata": {"labels": {"app.kubernetes.io/name": "a", "tier": "web"}},
+            "spec": {"args": ["--x", "--y"], "ports": [1], "keep": {"k": 1}, "gone": 1}});
+        let b = json!({"metadata": {"labels": {"app.kubernetes.io/name": "b", "tier": "web"}},
+            "spec": {"args": ["--x", "--z"], "ports": [1, 2], "keep": {"k": 1}, "new": 1}});
+        assert_eq!(
+            changed_fields(&a, &b),
+            [
+                "metadata.labels[\"app.kubernetes.io/name\"]",
+                "spec.args[1]",
+                "spec.ports",
+                "spec.gone",
+                "spec.new"
+            ]
+        );
+        assert!(changed_fields(&a, &a).is_empty());
+        assert_eq!(
+            shown_fields(&changed_fields(&a, &b), 3),
+            "metadata.labels[\"app.kubernetes.io/name\"], spec.args[1], spec.ports and 2 more"
+        );
     }
 }

@@ -34,6 +34,9 @@ pub struct CheckArgs {
     /// Exit 0 even when findings are errors (configuration errors still exit 2).
     #[arg(long)]
     pub exit_zero: bool,
+    /// Instead of the findings, how many of each code, most frequent first (text or json).
+    #[arg(long)]
+    pub statistics: bool,
     /// Substitute as kustomize-controller before v1.9 (Flux 2.9): an undefined variable is
     /// an empty string instead of an error.
     #[arg(long)]
@@ -74,6 +77,10 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             return ExitCode::from(2);
         }
     }
+    if args.statistics && !matches!(args.format, Format::Text | Format::Json) {
+        crate::report::error("--statistics prints text or json: not with --format sarif or github");
+        return ExitCode::from(2);
+    }
     let mode = if args.no_strict {
         Mode::Lenient
     } else {
@@ -92,6 +99,8 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     let selection = Selection::new(&config.rules, &clean(&args.select), &clean(&args.ignore));
     let mut report = Report::run(&build, &config, &selection);
     let text = match args.format {
+        Format::Text if args.statistics => render::statistics::text(&report),
+        Format::Json if args.statistics => json_text(&render::statistics::json(&report)),
         Format::Text => {
             let color = match color {
                 Color::Always => true,

@@ -39,6 +39,7 @@ pub(crate) fn claimed_by(d: &Diagnostic) -> Option<&'static str> {
         Code::TwoWriters => Some("OWN001"),
         Code::SubstituteSourceMissing => Some("SUB004"),
         Code::VariableNotSet => Some("SUB001"),
+        Code::RenderNondeterministic => Some("DET001"),
         _ => None,
     }
 }
