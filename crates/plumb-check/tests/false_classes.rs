@@ -317,3 +317,52 @@ fn a_secret_applied_at_bootstrap_exists() {
     twin.ks("apps", "apps", spec).file("apps/app.yaml", app);
     assert_eq!(codes(&twin.findings()), ["SUB004"]);
 }
+
+#[test]
+fn crds_a_chart_controller_creates_come_from_its_release() {
+    // cilium's layout: no CRD in the chart; the operator creates them when it starts, and
+    // its ClusterRole names them.
+    let build = |name: &str, depends: bool| {
+        let repo = Repo::new(name);
+        repo.file(
+            "charts/net/Chart.yaml",
+            "apiVersion: v2\nname: net\nversion: 1.0.0\n",
+        )
+        .file(
+            "charts/net/templates/clusterrole.yaml",
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: net-operator}\nrules:\n  - apiGroups: [apiextensions.k8s.io]\n    resources: [customresourcedefinitions]\n    verbs: [create, get, list, watch]\n  - apiGroups: [apiextensions.k8s.io]\n    resources: [customresourcedefinitions]\n    verbs: [update]\n    resourceNames: [widgets.example.com, widgetpolicies.example.com]\n",
+        )
+        .ks("network", "network", "")
+        .file(
+            "network/release.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: net, namespace: kube-system}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/net\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n",
+        )
+        .ks(
+            "apps",
+            "apps",
+            if depends {
+                "  dependsOn: [{name: network}]\n"
+            } else {
+                ""
+            },
+        )
+        .file(
+            "apps/policy.yaml",
+            "apiVersion: example.com/v1\nkind: WidgetPolicy\nmetadata: {name: p, namespace: default}\n",
+        );
+        repo
+    };
+    assert_eq!(
+        codes(&build("runtime-crd", true).findings()),
+        Vec::<&str>::new()
+    );
+    let found = build("runtime-crd-twin", false).findings();
+    assert_eq!(codes(&found), ["ORD002"], "{found:#?}");
+    // A kind the controller does not name is still nobody's.
+    let other = build("runtime-crd-other", true);
+    other.file(
+        "apps/gadget.yaml",
+        "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\n",
+    );
+    assert_eq!(codes(&other.findings()), ["ORD001"]);
+}

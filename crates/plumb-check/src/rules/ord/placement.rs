@@ -190,7 +190,7 @@ fn analyse_entry<'a>(
             providers.push((j, provider(ProviderKind::Crd, j, o)));
         }
         for r in &seen.releases {
-            if r.kinds.as_ref().is_some_and(|k| k.contains(&(group, kind))) {
+            if r.provides(group, kind) {
                 providers.push((r.ks, provider(ProviderKind::HelmRelease, r.ks, r.object)));
             }
         }
@@ -293,20 +293,24 @@ fn witnessed(
 ) -> bool {
     let n = seen.ks_kinds.len();
     providers.iter().any(|(_, p)| {
-        let kinds: Vec<(&str, &str)> = match p.kind {
-            ProviderKind::HelmRelease => seen
-                .releases
-                .iter()
-                .find(|r| std::ptr::eq(r.object, p.object))
-                .and_then(|r| r.kinds.as_ref())
-                .map(|k| k.iter().copied().collect())
-                .unwrap_or_default(),
-            // A CRD object is in place as soon as its Kustomization was applied, which the
-            // order already decides.
-            ProviderKind::Crd | ProviderKind::Controller => return false,
+        // A CRD object is in place as soon as its Kustomization was applied, which the order
+        // already decides; a controller of `runtimeCRDs` creates only what it is told.
+        let Some(release) = (p.kind == ProviderKind::HelmRelease)
+            .then(|| {
+                seen.releases
+                    .iter()
+                    .find(|r| std::ptr::eq(r.object, p.object))
+            })
+            .flatten()
+        else {
+            return false;
         };
         (0..n).any(|d| {
-            d != i && order.ready_before(i, d) && kinds.iter().any(|k| seen.ks_kinds[d].contains(k))
+            d != i
+                && order.ready_before(i, d)
+                && seen.ks_kinds[d]
+                    .iter()
+                    .any(|(g, k)| !is_builtin(g, k) && release.provides(g, k))
         })
     })
 }

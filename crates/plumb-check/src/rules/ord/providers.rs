@@ -19,6 +19,95 @@ pub(crate) struct Release<'a> {
     pub object: &'a Object,
     /// `None` when it was not rendered: it may install any kind.
     pub kinds: Option<HashSet<Kind<'a>>>,
+    /// The CRDs (`plural.group`) its controller creates once it runs, as its RBAC says (a
+    /// ClusterRole that may create CRDs and update these by name: cilium's operator).
+    pub runtime_crds: HashSet<String>,
+    /// Its RBAC lets it create CRDs without naming them: it may create any.
+    pub creates_any_crd: bool,
+}
+
+impl Release<'_> {
+    /// Whether it provides the kind: its chart installs the CRD, or its controller creates it.
+    pub(crate) fn provides(&self, group: &str, kind: &str) -> bool {
+        self.kinds
+            .as_ref()
+            .is_some_and(|k| k.contains(&(group, kind)))
+            || self
+                .runtime_crds
+                .contains(&format!("{}.{group}", plural(kind)))
+    }
+}
+
+/// The resource name Kubernetes gives a kind by default (`CiliumNetworkPolicy` →
+/// `ciliumnetworkpolicies`).
+fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower.strip_suffix('y') {
+        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
+            return format!("{stem}ies");
+        }
+    }
+    if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+    {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+/// What the ClusterRoles among `objects` let their controller do to CRDs: the names it may
+/// update, and whether it may create CRDs it does not name.
+fn crd_rbac(objects: &[Object]) -> (HashSet<String>, bool) {
+    let mut names = HashSet::new();
+    let mut creates = false;
+    let mut any = false;
+    for o in objects
+        .iter()
+        .filter(|o| o.is("rbac.authorization.k8s.io", "ClusterRole"))
+    {
+        let rules = o.value.get("rules").and_then(|r| r.as_array());
+        for rule in rules.into_iter().flatten() {
+            let list = |key: &str| -> Vec<&str> {
+                rule.get(key)
+                    .and_then(|v| v.as_array())
+                    .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                    .unwrap_or_default()
+            };
+            let groups = list("apiGroups");
+            let resources = list("resources");
+            let verbs = list("verbs");
+            let on_crds = groups
+                .iter()
+                .any(|g| *g == "apiextensions.k8s.io" || *g == "*")
+                && resources
+                    .iter()
+                    .any(|r| *r == "customresourcedefinitions" || *r == "*");
+            if !on_crds {
+                continue;
+            }
+            let named = list("resourceNames");
+            let writes = verbs
+                .iter()
+                .any(|v| matches!(*v, "create" | "update" | "patch" | "*"));
+            if !writes {
+                continue;
+            }
+            if named.is_empty() {
+                creates |= verbs.iter().any(|v| matches!(*v, "create" | "*"));
+            } else {
+                names.extend(named.iter().map(|n| n.to_string()));
+            }
+        }
+    }
+    if creates && names.is_empty() {
+        any = true;
+    }
+    if !creates {
+        names.clear();
+    }
+    (names, any)
 }
 
 /// What provides each kind in one entry.
@@ -74,10 +163,14 @@ impl<'a> EntryProviders<'a> {
                     let build = entry.releases.iter().find(|r| {
                         rendered(r) && r.name == o.name() && r.namespace == o.namespace_or_default()
                     });
+                    let (runtime_crds, creates_any_crd) =
+                        build.map(|r| crd_rbac(&r.objects)).unwrap_or_default();
                     releases.push(Release {
                         ks: i,
                         object: o,
                         kinds: build.map(|r| crd_kinds(&r.objects)),
+                        runtime_crds,
+                        creates_any_crd,
                     });
                 }
             }
@@ -128,7 +221,10 @@ impl<'a> EntryProviders<'a> {
     /// Whether anything in the entry was not seen (what it provides is unknown).
     pub(crate) fn anything_unseen(&self) -> bool {
         !self.bootstrap_unseen.is_empty()
-            || self.releases.iter().any(|r| r.kinds.is_none())
+            || self
+                .releases
+                .iter()
+                .any(|r| r.kinds.is_none() || r.creates_any_crd)
             || self.unbuilt.iter().any(|&u| u)
     }
 }
