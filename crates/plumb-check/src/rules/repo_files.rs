@@ -62,13 +62,21 @@ pub(crate) struct YamlFile {
     pub docs: Vec<Node>,
 }
 
-/// Every YAML file under `root` that can be read and parsed, in the order of [`files`].
-pub(crate) fn yaml_files(root: &Path) -> impl Iterator<Item = YamlFile> + '_ {
+/// Every YAML file under `root` whose text has one of `needles` and that parses, in the order
+/// of [`files`]: a rule reads only the files that can concern it (parsing is what costs).
+pub(crate) fn yaml_files<'a>(
+    root: &'a Path,
+    needles: &'a [&'a str],
+) -> impl Iterator<Item = YamlFile> + 'a {
     files(root)
         .into_iter()
         .filter(|file| is_yaml(file))
         .filter_map(move |path| {
-            let docs = documents(&path)?;
+            let text = std::fs::read_to_string(&path).ok()?;
+            if !needles.iter().any(|n| text.contains(n)) {
+                return None;
+            }
+            let docs = plumb_yaml::parse_documents(&path, &text).ok()?;
             let rel = relative(root, &path);
             Some(YamlFile { path, rel, docs })
         })

@@ -71,7 +71,7 @@ impl BrokenSopsFile {
         out: &mut Vec<Finding>,
     ) {
         let chains = Chains::of(cx.build, cx.root);
-        for file in repo_files::yaml_files(cx.root) {
+        for file in repo_files::yaml_files(cx.root, &["sops", "ENC["]) {
             let mut file_findings = Vec::new();
             check_file(
                 cx.root,

@@ -56,7 +56,8 @@ impl Rule for PlaintextSecret {
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
         let chains = Chains::of(cx.build, cx.root);
-        for file in repo_files::yaml_files(cx.root) {
+        // A Secret, or a kustomization's secretGenerator; SOPS files are SEC002's.
+        for file in repo_files::yaml_files(cx.root, &["Secret", "secretGenerator"]) {
             for doc in &file.docs {
                 if doc.get("sops").is_some() {
                     // Encrypted, or meant to be: SEC002 judges its metadata.
