@@ -366,3 +366,31 @@ fn crds_a_chart_controller_creates_come_from_its_release() {
     );
     assert_eq!(codes(&other.findings()), ["ORD001"]);
 }
+
+#[test]
+fn kustomizations_that_apply_to_other_clusters_are_not_two_writers() {
+    // A hub's Kustomizations with `kubeConfig` each write to their own cluster.
+    let build = |name: &str, second: &str| {
+        let repo = Repo::new(name);
+        for (ks, secret) in [("staging", "staging-kubeconfig"), ("production", second)] {
+            repo.ks(
+                ks,
+                "tenants",
+                &format!("  kubeConfig:\n    secretRef: {{name: {secret}}}\n"),
+            );
+        }
+        repo.file(
+            "tenants/namespace.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: podinfo}\n",
+        );
+        repo
+    };
+    assert_eq!(
+        codes(&build("kubeconfig", "production-kubeconfig").findings()),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        codes(&build("kubeconfig-twin", "staging-kubeconfig").findings()),
+        ["OWN001"]
+    );
+}

@@ -81,7 +81,7 @@ impl JsonPatch {
     pub fn apply_to_node(&self, node: &Node) -> Result<Node, KustomizeError> {
         let mut doc = plumb_yaml::to_json(node)?;
         self.apply(&mut doc)?;
-        Ok(plumb_yaml::from_json(&doc))
+        Ok(plumb_yaml::from_json_keeping(&doc, node))
     }
 }
 

@@ -69,9 +69,17 @@ impl Rule for RemovedApiVersion {
                     else {
                         continue;
                     };
+                    // A patch may have replaced the apiVersion's text (a strategic merge
+                    // patch names its target): the object's own text starts at that line.
                     let location = object
                         .node_at(&["apiVersion"])
-                        .and_then(|n| Location::of(n, cx.root));
+                        .and_then(|n| Location::of(n, cx.root))
+                        .or_else(|| {
+                            object
+                                .origin
+                                .as_ref()
+                                .and_then(|n| Location::of(n, cx.root))
+                        });
                     if !seen.insert((location.clone(), message.clone())) {
                         continue;
                     }

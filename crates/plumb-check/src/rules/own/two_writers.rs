@@ -55,7 +55,7 @@ impl Rule for TwoWriters {
                     if object.kind().is_empty() || object.name().is_empty() {
                         continue;
                     }
-                    let id = identity(object, &cluster_scoped);
+                    let id = identity(object, &cluster_scoped, target(k));
                     let list = writers.entry(id.clone()).or_default();
                     if list.is_empty() {
                         ids.push(id);
@@ -87,7 +87,20 @@ impl Rule for TwoWriters {
     }
 }
 
-type Identity = (String, String, String, String);
+/// The cluster an object is applied to (`spec.kubeConfig` of its Kustomization: empty for
+/// the cluster Flux runs in), its group, kind, namespace and name.
+type Identity = (String, String, String, String, String);
+
+/// The cluster a Kustomization applies to: a hub's Kustomizations with a `kubeConfig` write
+/// to other clusters, where the same object is another object.
+fn target(k: &KustomizationBuild) -> String {
+    k.kustomization
+        .object
+        .value
+        .pointer("/spec/kubeConfig")
+        .map(|v| format!("{}/{v}", k.kustomization.namespace))
+        .unwrap_or_default()
+}
 
 impl TwoWriters {
     /// The finding for objects that the same Kustomizations all write: at the first object
@@ -245,7 +258,8 @@ fn cluster_scoped_crds(entry: &EntryBuild) -> HashSet<(String, String)> {
 fn identity(
     object: &Object,
     cluster_scoped: &HashSet<(String, String)>,
-) -> (String, String, String, String) {
+    target: String,
+) -> Identity {
     let group = object.group().to_string();
     let kind = object.kind().to_string();
     let cluster = Schema::builtin().is_namespaced(object.api_version(), &kind) == Some(false)
@@ -255,5 +269,5 @@ fn identity(
     } else {
         object.namespace_or_default().to_string()
     };
-    (group, kind, namespace, object.name().to_string())
+    (target, group, kind, namespace, object.name().to_string())
 }

@@ -122,14 +122,18 @@ const REFERENCE_PREFIXES: &[&str] = &[
 ];
 
 /// Whether the value is only references to a secret manager (a template for `op inject` and
-/// the like), which hold no secret themselves.
+/// the like), which hold no secret themselves: each of its lines one reference (a 1Password
+/// item name may hold spaces: `op://Automation/1password connect/token`).
 fn is_secret_reference(value: &str) -> bool {
-    let mut tokens = value
-        .split_whitespace()
-        .map(|t| t.trim_matches(|c| matches!(c, '{' | '}' | '"' | '\'' | ',')))
-        .filter(|t| !t.is_empty())
+    let mut lines = value
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_matches(|c| matches!(c, '{' | '}' | '"' | '\'' | ',' | ' '))
+        })
+        .filter(|l| !l.is_empty())
         .peekable();
-    tokens.peek().is_some() && tokens.all(|t| REFERENCE_PREFIXES.iter().any(|p| t.starts_with(p)))
+    lines.peek().is_some() && lines.all(|l| REFERENCE_PREFIXES.iter().any(|p| l.starts_with(p)))
 }
 
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
@@ -263,7 +267,8 @@ mod tests {
         assert!(!is_plaintext("ref+vault://secret/app#/password"));
         assert!(!is_plaintext("<path:secret/data/app#password>"));
         assert!(!is_plaintext("akv://my-vault/secret"));
-        assert!(is_plaintext("op://vault/item/field hunter2"));
+        assert!(!is_plaintext("op://Automation/1password connect/token"));
+        assert!(is_plaintext("op://vault/item/field\nhunter2"));
         assert!(is_plaintext("password: op"));
         // base64 of `op://vault/item/field`, and of `hunter2`.
         assert!(!is_plaintext_data("b3A6Ly92YXVsdC9pdGVtL2ZpZWxk"));
