@@ -479,6 +479,22 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_distribution() {
+        assert_eq!(
+            parse("distribution: talos\n").unwrap().distribution,
+            Some(Distribution::Talos)
+        );
+        let e = parse("distribution: openshift\n").unwrap_err();
+        assert!(
+            e.contains(":1:")
+                && e.contains(
+                    "unknown distribution `openshift`: plumb knows k3s, rke2, talos, k0s"
+                ),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn reads_every_key() {
         let c = parse(
             r#"
