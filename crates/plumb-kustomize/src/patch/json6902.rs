@@ -77,11 +77,58 @@ impl JsonPatch {
         Ok(())
     }
 
-    /// Applies the patch to a resource node.
+    /// Applies the patch to a resource node. The patched node is made anew from JSON, as
+    /// kustomize does; the parts the patch left as they were keep their source positions.
     pub fn apply_to_node(&self, node: &Node) -> Result<Node, KustomizeError> {
-        let mut doc = plumb_yaml::to_json(node)?;
+        let before = plumb_yaml::to_json(node)?;
+        let mut doc = before.clone();
         self.apply(&mut doc)?;
-        Ok(plumb_yaml::from_json(&doc))
+        let mut patched = plumb_yaml::from_json(&doc);
+        keep_positions(&mut patched, &doc, node, &before);
+        Ok(patched)
+    }
+}
+
+/// Gives the parts of `new` whose value equals the same part of `old` the spans `old` has
+/// there, so that a diagnostic about them still points at their text. A part the patch
+/// changed, and every collection above it, has no span: no text holds what it became. List
+/// items are paired by index only when the patch kept the list's length.
+fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Value) {
+    let equal = new_value == old_value;
+    if equal {
+        new.span.clone_from(&old.span);
+    }
+    match (&mut new.kind, &old.kind, new_value, old_value) {
+        (
+            NodeKind::Mapping(entries),
+            NodeKind::Mapping(_),
+            Value::Object(nv),
+            Value::Object(ov),
+        ) => {
+            for (key, value) in entries.iter_mut() {
+                let Some(name) = key.scalar_value() else {
+                    continue;
+                };
+                let (Some(old_key), Some(old_child)) = (old.get_key(name), old.get(name)) else {
+                    continue;
+                };
+                if let (Some(n), Some(o)) = (nv.get(name), ov.get(name)) {
+                    key.span.clone_from(&old_key.span);
+                    keep_positions(value, n, old_child, o);
+                }
+            }
+        }
+        (
+            NodeKind::Sequence(items),
+            NodeKind::Sequence(old_items),
+            Value::Array(nv),
+            Value::Array(ov),
+        ) if items.len() == old_items.len() && nv.len() == ov.len() => {
+            for (i, item) in items.iter_mut().enumerate() {
+                keep_positions(item, &nv[i], &old_items[i], &ov[i]);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -452,6 +499,43 @@ mod tests {
             .and_then(|p| p.apply(&mut doc))
             .map(|()| doc)
             .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn what_the_patch_left_keeps_its_position() {
+        let text = "kind: Deployment\nspec:\n  containers:\n    - name: app\n      image: app:1\n    - name: sidecar\n      image: sidecar:1\n";
+        let node = plumb_yaml::parse_documents("d.yaml", text)
+            .unwrap()
+            .remove(0);
+        let patch = JsonPatch::parse(
+            "p.yaml",
+            "- op: replace\n  path: /spec/containers/1/image\n  value: sidecar:2\n",
+        )
+        .unwrap();
+        let patched = patch.apply_to_node(&node).unwrap();
+        let line = |path: &[&str]| {
+            let mut n = &patched;
+            for step in path {
+                n = match step.parse::<usize>() {
+                    Ok(i) => &n.as_sequence().unwrap()[i],
+                    Err(_) => n.get(step).unwrap(),
+                };
+            }
+            n.span.as_ref().map(|s| s.location().line)
+        };
+        assert_eq!(line(&["kind"]), Some(1));
+        assert_eq!(line(&["spec", "containers", "0"]), Some(4));
+        assert_eq!(line(&["spec", "containers", "0", "image"]), Some(5));
+        assert_eq!(line(&["spec", "containers", "1", "name"]), Some(6));
+        // What changed, and what holds it, is written nowhere.
+        assert_eq!(line(&["spec", "containers", "1", "image"]), None);
+        assert_eq!(line(&["spec", "containers", "1"]), None);
+        assert_eq!(line(&["spec"]), None);
+        let containers = patched.get_path(&["spec", "containers"]).unwrap();
+        assert_eq!(
+            containers.as_sequence().unwrap()[1].str_at(&["image"]),
+            Some("sidecar:2")
+        );
     }
 
     #[test]
