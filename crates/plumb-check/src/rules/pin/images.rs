@@ -384,4 +384,27 @@ mod tests {
         };
         assert!(object_images(&flux).is_empty());
     }
+
+    #[test]
+    fn workloads_skip_what_cannot_be_judged() {
+        let deployment = Object {
+            value: json!({
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "spec": {"template": {"spec": {
+                    "initContainers": [{"name": "init", "image": "${INIT_IMAGE}"}],
+                    "containers": [
+                        {"name": "app", "image": "ghcr.io/org/app:1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+                        {"name": "sidecar", "image": "ghcr.io/org/sidecar"},
+                    ],
+                }}}
+            }),
+            origin: None,
+        };
+        let found: Vec<(String, bool)> = object_images(&deployment)
+            .into_iter()
+            .map(|u| (u.reference, u.implicit_latest))
+            .collect();
+        assert_eq!(found, [("ghcr.io/org/sidecar".to_string(), true)]);
+    }
 }
