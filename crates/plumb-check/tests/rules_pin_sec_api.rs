@@ -80,23 +80,10 @@ fn pin001_points_at_every_place_an_image_is_written() {
                 "ghcr.io/cloudnative-pg/postgresql:17.2",
                 "apps-staging"
             ),
-            // Set by a JSON 6902 patch written inline: its text has no position in the
-            // kustomization, so the finding is at the object's kind.
-            row(
-                "apps/base/podinfo/deployment.yaml:2:7",
-                "docker.io/library/busybox:1.37-staging",
-                "apps-staging"
-            ),
             // Production patches this image; staging runs it as the base writes it.
             row(
                 "apps/base/podinfo/deployment.yaml:17:18",
                 "ghcr.io/stefanprodan/podinfo:6.8.0",
-                "apps-staging"
-            ),
-            // An inline strategic merge patch: at the object.
-            row(
-                "apps/base/podinfo/worker.yaml:1:1",
-                "ghcr.io/example/queue-worker:2.2.0-rc.1",
                 "apps-staging"
             ),
             row(
@@ -125,6 +112,18 @@ fn pin001_points_at_every_place_an_image_is_written() {
                 "apps/production/podinfo-image.yaml:10:18",
                 "ghcr.io/stefanprodan/podinfo:6.9.0",
                 "apps"
+            ),
+            // Patches written inline in staging's kustomization, a JSON 6902 `value:` and a
+            // strategic merge patch's image: at their lines there.
+            row(
+                "apps/staging/kustomization.yaml:16:16",
+                "docker.io/library/busybox:1.37-staging",
+                "apps-staging"
+            ),
+            row(
+                "apps/staging/kustomization.yaml:28:26",
+                "ghcr.io/example/queue-worker:2.2.0-rc.1",
+                "apps-staging"
             ),
         ]
     );
