@@ -261,8 +261,9 @@ pub(super) fn origin_at<'n>(object: &'n Object, path: &[Step<'_>]) -> Option<&'n
 }
 
 /// Whether a node's span is a place in its file. A patch written inline in a
-/// `kustomization.yaml` is parsed as a text of its own that carries the kustomization's path,
-/// so its lines are not that file's lines: such a span is no position.
+/// `kustomization.yaml` as a quoted string, or in `patchesStrategicMerge`, is parsed as a text
+/// of its own that carries the kustomization's path, so its lines are not that file's lines:
+/// such a span is no position.
 fn has_position(node: &Node) -> bool {
     let Some(span) = &node.span else {
         return false;
