@@ -118,23 +118,22 @@ impl Finding {
 }
 
 /// Sorts findings by place, code and message, and merges those that are one mistake: the
-/// same code at the same place whose messages differ only by the Kustomization that built
-/// the text (a component or a base several Kustomizations build). The first is kept, the
-/// others' chains go to its `also_in`.
+/// same code at the same place, made by several Kustomizations that build the same text (a
+/// component, a base, one file of several clusters). The first is kept, the others' chains go
+/// to its `also_in`.
 pub fn merge(findings: &mut Vec<Finding>) {
     findings
         .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
     findings.dedup();
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
-    let mut keys: std::collections::HashMap<(Option<Location>, &'static str, String), usize> =
+    let mut keys: std::collections::HashMap<(Location, &'static str), usize> =
         std::collections::HashMap::new();
     for f in findings.drain(..) {
         let Some(location) = f.location.clone() else {
             out.push(f);
             continue;
         };
-        let key = (Some(location), f.code, generic_message(&f));
-        match keys.get(&key) {
+        match keys.get(&(location.clone(), f.code)) {
             Some(&i) => {
                 let chain = f.chain;
                 let first = &mut out[i];
@@ -143,18 +142,10 @@ pub fn merge(findings: &mut Vec<Finding>) {
                 }
             }
             None => {
-                keys.insert(key, out.len());
+                keys.insert((location, f.code), out.len());
                 out.push(f);
             }
         }
     }
     *findings = out;
-}
-
-/// The message with the Kustomization that built the text (the chain's last) left out.
-fn generic_message(f: &Finding) -> String {
-    match f.chain.last() {
-        Some(ks) if !ks.is_empty() => f.message.replace(ks.as_str(), "\u{0}"),
-        _ => f.message.clone(),
-    }
 }

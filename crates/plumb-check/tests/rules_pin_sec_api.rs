@@ -44,15 +44,113 @@ fn every_good_fixture_is_clean() {
     }
 }
 
+/// `file:line:column`, the image and the last Kustomization of each PIN001 finding, once for
+/// each Kustomization that makes it (a finding several build is reported once, the others'
+/// chains in `also_in`).
+fn pin001_occurrences(found: &[Finding]) -> Vec<(String, String, String)> {
+    found
+        .iter()
+        .flat_map(|f| {
+            let image = f.message.split('`').nth(1).unwrap_or("").to_string();
+            let place = common::place(f.location.as_ref().expect("a location"));
+            std::iter::once(&f.chain)
+                .chain(&f.also_in)
+                .map(move |c| {
+                    (
+                        place.clone(),
+                        image.clone(),
+                        c.last().cloned().unwrap_or_default(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 #[test]
-fn pin001_points_at_the_image() {
-    let f = assert_bad("PIN001", "apps/podinfo/deployment.yaml", 17, 18);
-    assert!(
-        f.message.contains("`ghcr.io/stefanprodan/podinfo:6.8.0`"),
-        "{}",
-        f.message
+fn pin001_points_at_every_place_an_image_is_written() {
+    let found = findings(&fixture("PIN001", "bad"));
+    let row = |place: &str, image: &str, ks: &str| {
+        (
+            place.to_string(),
+            image.to_string(),
+            format!("flux-system/{ks}"),
+        )
+    };
+    assert_eq!(
+        pin001_occurrences(&found),
+        vec![
+            // The custom resources of the base both overlays build: once per Kustomization.
+            row(
+                "apps/base/podinfo/database.yaml:7:14",
+                "ghcr.io/cloudnative-pg/postgresql:17.2",
+                "apps"
+            ),
+            row(
+                "apps/base/podinfo/database.yaml:7:14",
+                "ghcr.io/cloudnative-pg/postgresql:17.2",
+                "apps-staging"
+            ),
+            // Production patches this image; staging runs it as the base writes it.
+            row(
+                "apps/base/podinfo/deployment.yaml:17:18",
+                "ghcr.io/stefanprodan/podinfo:6.8.0",
+                "apps-staging"
+            ),
+            row(
+                "apps/base/podinfo/worker.yaml:12:20",
+                "ghcr.io/example/queue-worker:2.1.0",
+                "apps"
+            ),
+            // The component's tag, with the base's registry and repository.
+            row(
+                "apps/components/redis-tag/redis-tag.yaml:8:12",
+                "docker.io/bitnami/redis:7.4.3",
+                "apps"
+            ),
+            row(
+                "apps/components/redis-tag/redis-tag.yaml:8:12",
+                "docker.io/bitnami/redis:7.4.3",
+                "apps-staging"
+            ),
+            // The JSON 6902 patch file's `value:` and the strategic merge patch file's image.
+            row(
+                "apps/production/log-shipper-image.yaml:3:10",
+                "docker.io/library/busybox:1.37",
+                "apps"
+            ),
+            row(
+                "apps/production/podinfo-image.yaml:10:18",
+                "ghcr.io/stefanprodan/podinfo:6.9.0",
+                "apps"
+            ),
+            // Patches written inline in staging's kustomization, a JSON 6902 `value:` and a
+            // strategic merge patch's image: at their lines there.
+            row(
+                "apps/staging/kustomization.yaml:16:16",
+                "docker.io/library/busybox:1.37-staging",
+                "apps-staging"
+            ),
+            row(
+                "apps/staging/kustomization.yaml:28:26",
+                "ghcr.io/example/queue-worker:2.2.0-rc.1",
+                "apps-staging"
+            ),
+        ]
     );
-    assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/apps"]);
+    // One text built by two Kustomizations is one finding, with the other's chain.
+    let component: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.message.contains("redis:7.4.3"))
+        .collect();
+    assert_eq!(component.len(), 1);
+    assert_eq!(component[0].also_in.len(), 1);
+    assert_ne!(component[0].chain, component[0].also_in[0]);
+    assert!(
+        component[0].message.contains("of HelmRelease redis "),
+        "{}",
+        component[0].message
+    );
 }
 
 #[test]

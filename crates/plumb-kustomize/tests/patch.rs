@@ -90,3 +90,66 @@ fixtures! {
     selectors => "selectors":
         "label and annotation selectors, anchored regexes on kind and name, namespace and group.",
 }
+
+/// What a patch written inline in a kustomization puts in a resource points at its line in
+/// that kustomization (a JSON 6902 `value:`, a strategic merge patch's field), as a patch
+/// file's text does.
+#[test]
+fn inline_patches_point_at_their_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    fs::write(
+        dir.join("deployment.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: web:1\n        - name: sidecar\n          image: sidecar:1\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("kustomization.yaml"),
+        "resources:\n  - deployment.yaml\npatches:\n  - target:\n      kind: Deployment\n    patch: |-\n      - op: replace\n        path: /spec/template/spec/containers/1/image\n        value: sidecar:2\n  - patch: |\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: web\n      spec:\n        template:\n          spec:\n            containers:\n              - name: web\n                image: web:2\n",
+    )
+    .unwrap();
+    let list = plumb_kustomize::build(dir, &BuildOptions::default()).unwrap();
+    let containers = list.resources[0]
+        .node
+        .get_path(&["spec", "template", "spec", "containers"])
+        .and_then(|n| n.as_sequence())
+        .unwrap();
+    let at = |i: usize| {
+        let image = containers[i].get("image").unwrap();
+        let span = image.span.as_ref().expect("a position");
+        let loc = span.location();
+        (
+            image.scalar_value().unwrap().to_string(),
+            span.file
+                .path()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+            loc.line,
+            loc.column,
+            span.text().to_string(),
+        )
+    };
+    let kustomization = "kustomization.yaml".to_string();
+    assert_eq!(
+        at(0),
+        (
+            "web:2".into(),
+            kustomization.clone(),
+            20,
+            24,
+            "web:2".into()
+        )
+    );
+    assert_eq!(
+        at(1),
+        ("sidecar:2".into(), kustomization, 9, 16, "sidecar:2".into())
+    );
+    // The output is what kustomize prints, positions or not.
+    let yaml = build_yaml(dir, &BuildOptions::default()).unwrap();
+    assert!(
+        yaml.contains("image: web:2\n") && yaml.contains("image: sidecar:2\n"),
+        "{yaml}"
+    );
+}

@@ -243,50 +243,6 @@ pub fn from_json(value: &Value) -> Node {
     }
 }
 
-/// [`from_json`] of `value`, a changed copy of `old` (a JSON patch applied to it), keeping
-/// `old`'s nodes, and so their places in the file, wherever the value is still what `old`
-/// says: what a patch did not change still points at its text.
-pub fn from_json_keeping(value: &Value, old: &Node) -> Node {
-    match (value, &old.kind) {
-        (Value::Object(map), NodeKind::Mapping(entries)) => {
-            let find = |k: &str| {
-                entries
-                    .iter()
-                    .find(|(key, _)| key.scalar_value() == Some(k))
-            };
-            let items = map
-                .iter()
-                .map(|(k, v)| match find(k) {
-                    Some((key, node)) => (key.clone(), from_json_keeping(v, node)),
-                    None => (Node::string(k.clone()), from_json(v)),
-                })
-                .collect();
-            Node {
-                kind: NodeKind::Mapping(items),
-                span: old.span.clone(),
-            }
-        }
-        (Value::Array(items), NodeKind::Sequence(olds)) => {
-            // Items are paired by place only when none was added or removed.
-            let same_length = items.len() == olds.len();
-            let nodes = items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match olds.get(i).filter(|_| same_length) {
-                    Some(node) => from_json_keeping(v, node),
-                    None => from_json(v),
-                })
-                .collect();
-            Node {
-                kind: NodeKind::Sequence(nodes),
-                span: old.span.clone(),
-            }
-        }
-        (_, NodeKind::Scalar(_)) if to_json(old).ok().as_ref() == Some(value) => old.clone(),
-        _ => from_json(value),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

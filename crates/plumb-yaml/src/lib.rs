@@ -21,8 +21,8 @@ pub mod source;
 
 pub use emit::{write_document, write_stream};
 pub use error::YamlError;
-pub use json::{from_json, from_json_keeping, to_json};
+pub use json::{from_json, to_json};
 pub use node::{Node, NodeKind, Scalar, ScalarStyle};
-pub use parse::{parse_block_scalar, parse_documents, parse_source};
+pub use parse::{parse_documents, parse_source};
 pub use resolve::{Resolved, Schema};
 pub use source::{Location, SourceFile, Span};

@@ -368,37 +368,3 @@ fn apply_merge_keys(
     }
     Ok(out)
 }
-
-/// Parses the YAML a literal block scalar holds (`patch: |` of a kustomization) so that its
-/// nodes point at their place in the file the scalar is written in, not at lines of the
-/// scalar's value. `None` when the node is no literal block scalar with a position, or when
-/// read in place its text is not exactly the scalar's value.
-pub fn parse_block_scalar(node: &crate::Node) -> Option<Vec<crate::Node>> {
-    let span = node.span.as_ref()?;
-    let crate::NodeKind::Scalar(scalar) = &node.kind else {
-        return None;
-    };
-    if scalar.style != crate::ScalarStyle::Literal {
-        return None;
-    }
-    let text = span.file.text();
-    // The file with everything but the scalar's content blanked (line breaks kept), so that
-    // every offset is the file's own. The span starts at the content's first character.
-    let mut virtual_text = String::with_capacity(text.len());
-    for (i, c) in text.char_indices() {
-        if (span.start..span.end).contains(&i) || c == '\n' {
-            virtual_text.push(c);
-        } else {
-            for _ in 0..c.len_utf8() {
-                virtual_text.push(' ');
-            }
-        }
-    }
-    let file = SourceFile::new(span.file.path(), virtual_text);
-    let docs = parse_source(&file).ok()?;
-    let plain = parse_documents(span.file.path(), &scalar.value).ok()?;
-    let json = |docs: &[crate::Node]| -> Option<Vec<serde_json::Value>> {
-        docs.iter().map(|d| crate::to_json(d).ok()).collect()
-    };
-    (json(&docs)? == json(&plain)?).then_some(docs)
-}

@@ -12,6 +12,9 @@ use serde_json::{Map, Number, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonPatch {
     pub operations: Vec<Map<String, Value>>,
+    /// Each operation's `value` node, when the patch was written as YAML: where the text of
+    /// what an `add` or `replace` puts in the resource is.
+    values: Vec<Option<Node>>,
 }
 
 /// Why a patch could not be decoded or applied.
@@ -38,7 +41,14 @@ impl JsonPatch {
             let docs =
                 plumb_yaml::parse_documents(path, text).map_err(|e| PatchError(e.to_string()))?;
             match docs.into_iter().next() {
-                Some(doc) => yaml11_to_json(&doc)?,
+                Some(doc) => {
+                    let value = yaml11_to_json(&doc)?;
+                    let mut patch = JsonPatch::from_value(value)?;
+                    if let Some(ops) = doc.as_sequence() {
+                        patch.values = ops.iter().map(|op| op.get("value").cloned()).collect();
+                    }
+                    return Ok(patch);
+                }
                 None => Value::Null,
             }
         };
@@ -58,9 +68,13 @@ impl JsonPatch {
                     ))),
                 })
                 .collect::<Result<_, _>>()
-                .map(|operations| JsonPatch { operations }),
+                .map(|operations| JsonPatch {
+                    operations,
+                    values: Vec::new(),
+                }),
             Value::Null => Ok(JsonPatch {
                 operations: Vec::new(),
+                values: Vec::new(),
             }),
             other => Err(PatchError(format!(
                 "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
@@ -77,11 +91,120 @@ impl JsonPatch {
         Ok(())
     }
 
-    /// Applies the patch to a resource node.
+    /// Applies the patch to a resource node. The patched node is made anew from JSON, as
+    /// kustomize does; the parts the patch left as they were keep their source positions.
     pub fn apply_to_node(&self, node: &Node) -> Result<Node, KustomizeError> {
-        let mut doc = plumb_yaml::to_json(node)?;
+        let before = plumb_yaml::to_json(node)?;
+        let mut doc = before.clone();
         self.apply(&mut doc)?;
-        Ok(plumb_yaml::from_json_keeping(&doc, node))
+        let mut patched = plumb_yaml::from_json(&doc);
+        keep_positions(&mut patched, &doc, node, &before);
+        // The patched resource is the same object, whose text starts where it did.
+        if patched.span.is_none() {
+            patched.span = node.span.clone();
+        }
+        for (op, value) in self.operations.iter().zip(&self.values) {
+            let (Some(value), Some(Value::String(path))) = (value, op.get("path")) else {
+                continue;
+            };
+            let adds = matches!(
+                op.get("op").and_then(Value::as_str),
+                Some("add" | "replace")
+            );
+            // Only where the value still stands as written (a later operation may change it).
+            if adds && doc.pointer(path) == op.get("value") {
+                if let Some(target) = node_at_pointer(&mut patched, path) {
+                    take_positions(target, value);
+                }
+            }
+        }
+        Ok(patched)
+    }
+}
+
+/// The node at an RFC 6901 pointer of plain keys and indices (not `-`, not negative).
+fn node_at_pointer<'n>(node: &'n mut Node, pointer: &str) -> Option<&'n mut Node> {
+    let mut node = node;
+    for part in pointer.split('/').skip(1) {
+        let key = decode_key(part);
+        node = match &mut node.kind {
+            NodeKind::Mapping(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.scalar_value() == Some(key.as_str()))
+                .map(|(_, v)| v)?,
+            NodeKind::Sequence(items) => items.get_mut(key.parse::<usize>().ok()?)?,
+            NodeKind::Scalar(_) => return None,
+        };
+    }
+    Some(node)
+}
+
+/// Gives `node`, made from the JSON of `from`, the spans of `from`'s text.
+fn take_positions(node: &mut Node, from: &Node) {
+    node.span.clone_from(&from.span);
+    match &mut node.kind {
+        NodeKind::Mapping(entries) => {
+            for (key, value) in entries.iter_mut() {
+                let Some(name) = key.scalar_value() else {
+                    continue;
+                };
+                if let (Some(k), Some(v)) = (from.get_key(name), from.get(name)) {
+                    key.span.clone_from(&k.span);
+                    take_positions(value, v);
+                }
+            }
+        }
+        NodeKind::Sequence(items) => {
+            if let Some(from_items) = from.as_sequence() {
+                for (item, f) in items.iter_mut().zip(from_items) {
+                    take_positions(item, f);
+                }
+            }
+        }
+        NodeKind::Scalar(_) => {}
+    }
+}
+
+/// Gives the parts of `new` whose value equals the same part of `old` the spans `old` has
+/// there, so that a diagnostic about them still points at their text. A part the patch
+/// changed, and every collection above it, has no span: no text holds what it became. List
+/// items are paired by index only when the patch kept the list's length.
+fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Value) {
+    let equal = new_value == old_value;
+    if equal {
+        new.span.clone_from(&old.span);
+    }
+    match (&mut new.kind, &old.kind, new_value, old_value) {
+        (
+            NodeKind::Mapping(entries),
+            NodeKind::Mapping(_),
+            Value::Object(nv),
+            Value::Object(ov),
+        ) => {
+            for (key, value) in entries.iter_mut() {
+                let Some(name) = key.scalar_value() else {
+                    continue;
+                };
+                let (Some(old_key), Some(old_child)) = (old.get_key(name), old.get(name)) else {
+                    continue;
+                };
+                if let (Some(n), Some(o)) = (nv.get(name), ov.get(name)) {
+                    key.span.clone_from(&old_key.span);
+                    keep_positions(value, n, old_child, o);
+                }
+            }
+        }
+        (
+            NodeKind::Sequence(items),
+            NodeKind::Sequence(old_items),
+            Value::Array(nv),
+            Value::Array(ov),
+        ) if items.len() == old_items.len() && nv.len() == ov.len() => {
+            for (i, item) in items.iter_mut().enumerate() {
+                keep_positions(item, &nv[i], &old_items[i], &ov[i]);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -452,6 +575,51 @@ mod tests {
             .and_then(|p| p.apply(&mut doc))
             .map(|()| doc)
             .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn what_the_patch_left_keeps_its_position() {
+        let text = "kind: Deployment\nspec:\n  containers:\n    - name: app\n      image: app:1\n    - name: sidecar\n      image: sidecar:1\n";
+        let node = plumb_yaml::parse_documents("d.yaml", text)
+            .unwrap()
+            .remove(0);
+        let patch = JsonPatch::parse(
+            "p.yaml",
+            "- op: replace\n  path: /spec/containers/1/image\n  value: sidecar:2\n",
+        )
+        .unwrap();
+        let patched = patch.apply_to_node(&node).unwrap();
+        let line = |path: &[&str]| {
+            let mut n = &patched;
+            for step in path {
+                n = match step.parse::<usize>() {
+                    Ok(i) => &n.as_sequence().unwrap()[i],
+                    Err(_) => n.get(step).unwrap(),
+                };
+            }
+            n.span.as_ref().map(|s| s.location().line)
+        };
+        assert_eq!(line(&["kind"]), Some(1));
+        assert_eq!(line(&["spec", "containers", "0"]), Some(4));
+        assert_eq!(line(&["spec", "containers", "0", "image"]), Some(5));
+        assert_eq!(line(&["spec", "containers", "1", "name"]), Some(6));
+        // What the patch put there is the patch's text; what holds it is written nowhere.
+        let value = patched
+            .get_path(&["spec", "containers"])
+            .unwrap()
+            .as_sequence()
+            .unwrap()[1]
+            .get("image")
+            .and_then(|n| n.span.as_ref())
+            .map(|s| (s.file.path().display().to_string(), s.location().line));
+        assert_eq!(value, Some(("p.yaml".to_string(), 3)));
+        assert_eq!(line(&["spec", "containers", "1"]), None);
+        assert_eq!(line(&["spec"]), None);
+        let containers = patched.get_path(&["spec", "containers"]).unwrap();
+        assert_eq!(
+            containers.as_sequence().unwrap()[1].str_at(&["image"]),
+            Some("sidecar:2")
+        );
     }
 
     #[test]

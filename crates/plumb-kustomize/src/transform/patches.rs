@@ -10,7 +10,7 @@ use crate::patch::json6902::JsonPatch;
 use crate::patch::selector::{effective_namespace, Selector, SelectorSpec};
 use crate::patch::{error_at, strategic};
 use crate::resource::{ResId, Resource};
-use plumb_yaml::{Node, NodeKind};
+use plumb_yaml::{Node, NodeKind, ScalarStyle};
 use std::path::{Path, PathBuf};
 
 /// `patchesStrategicMerge`: file paths or inline YAML, each document a patch applied to the
@@ -143,8 +143,11 @@ pub(crate) fn apply_json6902_entry(
         }
         (true, false) => (k.path.display().to_string(), inline.to_string()),
     };
-    let patch = JsonPatch::parse(&label, &text)
+    let mut patch = JsonPatch::parse(&label, &text)
         .map_err(|e| KustomizeError::Other(format!("decoding {text}: {e}")))?;
+    if path.is_empty() {
+        patch = json_in_place(item, inline_key, patch);
+    }
     if patch.operations.is_empty() {
         return Err(KustomizeError::Other(format!(
             "patch appears to be empty; file={path}, JsonOp={text}"
@@ -209,15 +212,12 @@ pub(crate) fn apply_patch_entry(
         Some(t) => Some(SelectorSpec::from_node(t)?),
         None => None,
     };
-    // An inline patch written as a block scalar keeps its place in the file.
-    let classified = match item.get("patch").filter(|_| path.is_empty()) {
-        Some(node) => match in_place(node) {
-            Some(patches) => Classified::Strategic(patches),
-            None => classify(&label, &text),
-        },
-        None => classify(&label, &text),
+    let place = if path.is_empty() {
+        in_place(item, "patch")
+    } else {
+        None
     };
-    match classified {
+    match classify(&label, &text, place.as_ref()) {
         Classified::Strategic(patches) => {
             let Some(spec) = target else {
                 for patch in patches {
@@ -288,19 +288,10 @@ enum Classified {
 /// Tells strategic merge patches (resources with a kind and a name, any number of them: a file
 /// of comments only is no patch at all) from a JSON 6902 patch (a list of operations), as
 /// kustomize's patch transformer does.
-/// The strategic merge patches of an inline `patch:` block scalar, parsed where they are
-/// written; `None` when that is not possible or they are no strategic merge patch.
-fn in_place(node: &Node) -> Option<Vec<Node>> {
-    let mut out = Vec::new();
-    for doc in plumb_yaml::parse_block_scalar(node)? {
-        push_patch(doc, &mut out).ok()?;
-    }
-    (!out.is_empty() && out.iter().all(is_patch_resource)).then_some(out)
-}
-
-fn classify(label: &str, text: &str) -> Classified {
+fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
     let strategic = plumb_yaml::parse_documents(label, text)
         .ok()
+        .map(|docs| docs_in_place(place, docs))
         .and_then(|docs| {
             let mut out = Vec::new();
             for doc in docs {
@@ -314,8 +305,77 @@ fn classify(label: &str, text: &str) -> Classified {
         return Classified::Strategic(patches);
     }
     match JsonPatch::parse(label, text) {
-        Ok(p) => Classified::Json(p),
+        Ok(p) => Classified::Json(match place {
+            Some(place) => json_from_place(place, p),
+            None => p,
+        }),
         Err(_) => Classified::Neither,
+    }
+}
+
+/// A patch written inline in a kustomization, laid out where the kustomization writes it:
+/// the file's text with everything but the block's lines blanked, so that it has the file's
+/// length and lines and what is parsed from it points at the kustomization's text.
+struct InPlace {
+    path: PathBuf,
+    text: String,
+}
+
+/// The inline patch under `key` in place, when it is a literal block (`patch: |`) whose
+/// node remembers its file; a quoted or plain string's lines are not the patch's lines.
+fn in_place(item: &Node, key: &str) -> Option<InPlace> {
+    let node = item.get(key)?;
+    match &node.kind {
+        NodeKind::Scalar(s) if s.style == ScalarStyle::Literal => {}
+        _ => return None,
+    }
+    let span = node.span.as_ref()?;
+    let file = span.file.text();
+    // The block's lines, after its header (`|`, `|-`, `|2`) when the span holds it; the
+    // indentation before them is blanked to spaces, which it is.
+    let written = file.get(span.start..span.end)?;
+    let body = match written.starts_with('|') {
+        true => span.start + written.find('\n')? + 1,
+        false => span.start,
+    };
+    let text = file
+        .char_indices()
+        .map(|(i, c)| {
+            if c == '\n' || (body..span.end).contains(&i) {
+                c.to_string()
+            } else {
+                " ".repeat(c.len_utf8())
+            }
+        })
+        .collect();
+    Some(InPlace {
+        path: span.file.path().to_path_buf(),
+        text,
+    })
+}
+
+/// The documents parsed in place when they read exactly as the patch's own text does (the
+/// same nodes, styles and tags), else the documents as they are.
+fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> Vec<Node> {
+    place
+        .and_then(|p| plumb_yaml::parse_documents(&p.path, &p.text).ok())
+        .filter(|placed| *placed == docs)
+        .unwrap_or(docs)
+}
+
+/// A JSON 6902 patch parsed in place when its operations are the same.
+fn json_from_place(place: &InPlace, patch: JsonPatch) -> JsonPatch {
+    match JsonPatch::parse(&place.path.display().to_string(), &place.text) {
+        Ok(placed) if placed.operations == patch.operations => placed,
+        _ => patch,
+    }
+}
+
+/// [`json_from_place`] for the inline operations under `key` of a `patchesJson6902` entry.
+fn json_in_place(item: &Node, key: &str, patch: JsonPatch) -> JsonPatch {
+    match in_place(item, key) {
+        Some(place) => json_from_place(&place, patch),
+        None => patch,
     }
 }
 

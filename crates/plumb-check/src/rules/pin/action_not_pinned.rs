@@ -104,7 +104,7 @@ fn unpinned(reference: &str) -> Option<String> {
         return None;
     }
     if let Some(image) = reference.strip_prefix("docker://") {
-        return (!super::image_without_digest::is_pinned(image)).then(|| {
+        return (!super::images::is_pinned(image)).then(|| {
             format!("`{reference}` runs a Docker image by its tag: the registry can move it")
         });
     }

@@ -1,21 +1,28 @@
 //! PIN001: container images referenced by a tag alone.
 
+use super::images::{object_images, origin_at, value_images, Step, Unpinned};
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
+use plumb_flux::build::KustomizationBuild;
+use plumb_flux::helm_release::ReleaseBuild;
 use plumb_flux::model::{Object, HELM_GROUP};
-use plumb_yaml::Node;
-use serde_json::Value;
 use std::collections::HashSet;
+use std::path::Path;
 
 /// ## What it does
-/// Finds container images referenced by a tag without a digest: in the `containers`,
-/// `initContainers` and `ephemeralContainers` of every workload (a Pod, anything with a pod
-/// template such as Deployments, StatefulSets, DaemonSets, ReplicaSets and Jobs, and the job
-/// template of a CronJob), and in a HelmRelease's `values` wherever a field is plainly an image:
-/// `image: repository:tag`, or a `repository` next to a `tag`.
+/// Finds container images referenced by a tag without a digest, every place one is written:
+/// in the `containers`, `initContainers` and `ephemeralContainers` of every workload (a Pod,
+/// anything with a pod template such as Deployments, StatefulSets, DaemonSets, ReplicaSets and
+/// Jobs, and the job template of a CronJob); in custom resources, in their container lists and
+/// in fields named `image` or `imageName` that hold an image reference (a CloudNativePG
+/// `Cluster`'s `imageName`); in a HelmRelease's `values` wherever a field is plainly an image
+/// (`image: repository:tag`, or a `repository` next to a `tag`); and in what a HelmRelease's
+/// chart renders.
 ///
 /// The image is judged as the cluster receives it, after the Kustomization's `images:`,
-/// patches and substitution; the finding points at the image text in the repository.
+/// patches and substitution; the finding points at the text that wrote it: the base, the
+/// patch or the component that set it. An image a chart renders points at the HelmRelease
+/// value that set it, or, when the chart's own defaults chose it, at the HelmRelease's chart.
 ///
 /// ## Why is this bad?
 /// A tag is a name the registry's owner can point at other content at any time. Two nodes
@@ -40,7 +47,8 @@ use std::collections::HashSet;
 /// ```
 ///
 /// In HelmRelease values, put the digest in the tag (`tag: 6.8.0@sha256:...`) or in the chart's
-/// `digest` field when it has one.
+/// `digest` field when it has one; an image that comes from a chart's defaults is pinned the
+/// same way, by setting the value the chart reads it from.
 pub struct ImageWithoutDigest;
 
 impl Rule for ImageWithoutDigest {
@@ -53,33 +61,21 @@ impl Rule for ImageWithoutDigest {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        // One finding per written image per chain: a base or component that several
+        // Kustomizations build is one occurrence in each, and the same chain in two entries
+        // (clusters sharing a tree) is reported once.
         let mut seen = HashSet::new();
         for entry in &cx.build.entries {
             for k in &entry.kustomizations {
-                for object in &k.objects {
-                    let mut found = Vec::new();
-                    workload_images(object, &mut found);
-                    if object.is(HELM_GROUP, "HelmRelease") {
-                        if let Some(values) = object.value.pointer("/spec/values") {
-                            let mut path = vec![Step::Key("spec"), Step::Key("values")];
-                            value_images(values, &mut path, &mut found);
-                        }
-                    }
-                    for image in found {
-                        let location = origin_at(object, &image.path)
-                            .and_then(|node| Location::of(node, cx.root));
-                        if !seen.insert((location.clone(), image.reference.clone())) {
-                            continue;
-                        }
-                        out.push(
-                            finding(
-                                &image.reference,
-                                image.implicit_latest,
-                                &object.display_id(),
-                            )
-                            .at(location)
-                            .with_chain(&k.chain),
-                        );
+                let releases = entry.releases.iter().filter(|r| r.kustomization == k.key());
+                for finding in kustomization_findings(k, releases, cx.root) {
+                    let key = (
+                        finding.location.clone(),
+                        finding.message.clone(),
+                        finding.chain.clone(),
+                    );
+                    if seen.insert(key) {
+                        out.push(finding);
                     }
                 }
             }
@@ -87,226 +83,228 @@ impl Rule for ImageWithoutDigest {
     }
 }
 
-fn finding(reference: &str, implicit_latest: bool, object: &str) -> Finding {
-    let message = if implicit_latest {
-        format!("image `{reference}` of {object} has neither tag nor digest: it is `:latest`, whatever that is when a node pulls it")
+/// What wrote an unpinned image.
+enum Writer {
+    /// The repository's text, in the object it names as written there.
+    Written { object: String },
+    /// The defaults of the chart a HelmRelease renders.
+    ChartDefaults {
+        release: String,
+        chart: String,
+        values_from: bool,
+    },
+}
+
+/// One unpinned image at one place.
+struct Occurrence {
+    location: Option<Location>,
+    reference: String,
+    implicit_latest: bool,
+    writer: Writer,
+}
+
+/// The findings of one Kustomization: its objects' images, then what its HelmReleases render.
+fn kustomization_findings<'a>(
+    k: &KustomizationBuild,
+    releases: impl Iterator<Item = &'a ReleaseBuild>,
+    root: &Path,
+) -> Vec<Finding> {
+    let mut found: Vec<Occurrence> = Vec::new();
+    for object in &k.objects {
+        let mut images = object_images(object);
+        if object.is(HELM_GROUP, "HelmRelease") {
+            if let Some(values) = object.value.pointer("/spec/values") {
+                let mut path = vec![Step::Key("spec"), Step::Key("values")];
+                value_images(values, &mut path, &mut images);
+            }
+        }
+        for image in images {
+            add(&mut found, written(object, image, root), false);
+        }
+    }
+    for release in releases {
+        if release.status != plumb_flux::build::Status::Built {
+            continue;
+        }
+        let Some(hr) = k.objects.iter().find(|o| {
+            o.is(HELM_GROUP, "HelmRelease")
+                && o.name() == release.name
+                && o.namespace_or_default() == release.namespace
+        }) else {
+            continue;
+        };
+        for rendered in &release.objects {
+            for image in object_images(rendered) {
+                add(
+                    &mut found,
+                    rendered_occurrence(hr, release, image, root),
+                    true,
+                );
+            }
+        }
+    }
+    let fallback = k
+        .kustomization
+        .object
+        .node_at(&["spec", "path"])
+        .and_then(|n| Location::of(n, root));
+    found
+        .into_iter()
+        .map(|o| {
+            finding(&o)
+                .at(o.location.or_else(|| fallback.clone()))
+                .with_chain(&k.chain)
+        })
+        .collect()
+}
+
+/// Adds an occurrence unless its place already has the same image. A rendered image that
+/// the values set is the values' finding, told with the reference the chart made of them
+/// (`docker.io/bitnami/redis:7.4.2` where the values say `bitnami/redis` and `7.4.2`).
+fn add(found: &mut Vec<Occurrence>, occurrence: Occurrence, rendered: bool) {
+    let at_values = rendered && matches!(occurrence.writer, Writer::Written { .. });
+    if at_values && occurrence.location.is_some() {
+        if let Some(o) = found.iter_mut().find(|o| {
+            o.location == occurrence.location && matches!(o.writer, Writer::Written { .. })
+        }) {
+            o.reference = occurrence.reference;
+            o.implicit_latest = occurrence.implicit_latest;
+            return;
+        }
+    }
+    if !found
+        .iter()
+        .any(|o| o.location == occurrence.location && o.reference == occurrence.reference)
+    {
+        found.push(occurrence);
+    }
+}
+
+fn written(object: &Object, image: Unpinned<'_>, root: &Path) -> Occurrence {
+    Occurrence {
+        location: origin_at(object, &image.path).and_then(|n| Location::of(n, root)),
+        reference: image.reference,
+        implicit_latest: image.implicit_latest,
+        writer: Writer::Written {
+            object: written_identity(object),
+        },
+    }
+}
+
+/// An image a release rendered: at the values that set it, else at the HelmRelease's chart.
+fn rendered_occurrence(
+    hr: &Object,
+    release: &ReleaseBuild,
+    image: Unpinned<'_>,
+    root: &Path,
+) -> Occurrence {
+    let values_path = hr
+        .value
+        .pointer("/spec/values")
+        .and_then(|values| super::chart_images::values_path_of(values, &image.reference));
+    if let Some(path) = values_path {
+        return Occurrence {
+            location: origin_at(hr, &path).and_then(|n| Location::of(n, root)),
+            reference: image.reference,
+            implicit_latest: image.implicit_latest,
+            writer: Writer::Written {
+                object: written_identity(hr),
+            },
+        };
+    }
+    let chart_path: &[Step<'_>] = if hr.value.pointer("/spec/chart").is_some() {
+        &[
+            Step::Key("spec"),
+            Step::Key("chart"),
+            Step::Key("spec"),
+            Step::Key("chart"),
+        ]
     } else {
-        format!("image `{reference}` of {object} is referenced by its tag only: the registry can move the tag to other content")
+        &[Step::Key("spec"), Step::Key("chartRef"), Step::Key("name")]
     };
-    let shown = if implicit_latest {
+    Occurrence {
+        location: origin_at(hr, chart_path).and_then(|n| Location::of(n, root)),
+        reference: image.reference,
+        implicit_latest: image.implicit_latest,
+        writer: Writer::ChartDefaults {
+            release: written_identity(hr),
+            chart: chart_label(hr, release),
+            values_from: hr
+                .value
+                .pointer("/spec/valuesFrom")
+                .and_then(|v| v.as_array())
+                .is_some_and(|v| !v.is_empty()),
+        },
+    }
+}
+
+/// `chart podinfo 6.8.0`: the chart the release rendered, or the one its HelmRelease names.
+fn chart_label(hr: &Object, release: &ReleaseBuild) -> String {
+    if let Some(chart) = &release.chart {
+        return format!("chart `{}` {}", chart.name, chart.version);
+    }
+    let name = hr
+        .str_at(&["spec", "chart", "spec", "chart"])
+        .or_else(|| hr.str_at(&["spec", "chartRef", "name"]))
+        .unwrap_or("");
+    format!("chart `{name}`")
+}
+
+/// `Deployment podinfo`, or `Deployment apps/podinfo` when the file writes the namespace: the
+/// object as its file writes it, the same whichever Kustomization (namespace, name prefix)
+/// built it.
+fn written_identity(object: &Object) -> String {
+    let as_written = |path: &[&str]| {
+        let node = object.origin.as_ref()?.get_path(path)?;
+        let text = node.span.as_ref()?.text().lines().next()?.trim();
+        let text = text
+            .strip_prefix(['"', '\''])
+            .and_then(|t| t.strip_suffix(['"', '\'']))
+            .unwrap_or(text);
+        (!text.is_empty()).then(|| text.to_string())
+    };
+    let name = as_written(&["metadata", "name"]).unwrap_or_else(|| object.name().to_string());
+    match as_written(&["metadata", "namespace"]) {
+        Some(namespace) => format!("{} {namespace}/{name}", object.kind()),
+        None => format!("{} {name}", object.kind()),
+    }
+}
+
+fn finding(o: &Occurrence) -> Finding {
+    let reference = &o.reference;
+    let shown = if o.implicit_latest {
         format!("{reference}:<version>")
     } else {
         reference.to_string()
     };
-    Finding::new(
-        "PIN001",
-        message,
-        format!("pin the digest: `{shown}@sha256:<digest>` (`crane digest {shown}` or `docker buildx imagetools inspect {shown}` prints it)"),
-    )
-}
-
-/// One step of a path from the object's root to a value.
-#[derive(Debug, Clone)]
-enum Step<'a> {
-    Key(&'a str),
-    Index(usize),
-    /// A container in a list, found by its `name` in the origin (patches may reorder the list).
-    Container(usize, &'a str),
-}
-
-/// An image without a digest, and where its text is.
-struct Unpinned<'a> {
-    reference: String,
-    implicit_latest: bool,
-    path: Vec<Step<'a>>,
-}
-
-/// Where pod specs sit in an object, for the kinds that have them there.
-fn pod_spec_paths(kind: &str) -> Vec<&'static [&'static str]> {
-    let mut paths: Vec<&'static [&'static str]> = vec![
-        &["spec", "template", "spec"],
-        &["spec", "jobTemplate", "spec", "template", "spec"],
-    ];
-    match kind {
-        "Pod" => paths.push(&["spec"]),
-        "PodTemplate" => paths.push(&["template", "spec"]),
-        _ => {}
-    }
-    paths
-}
-
-const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
-
-fn workload_images<'a>(object: &'a Object, out: &mut Vec<Unpinned<'a>>) {
-    for spec_path in pod_spec_paths(object.kind()) {
-        let Some(spec) = spec_path.iter().try_fold(&object.value, |v, k| v.get(*k)) else {
-            continue;
-        };
-        for list in CONTAINER_LISTS {
-            let Some(containers) = spec.get(list).and_then(Value::as_array) else {
-                continue;
+    let moves = if o.implicit_latest {
+        "has neither tag nor digest: it is `:latest`, whatever that is when a node pulls it"
+    } else {
+        "is referenced by its tag only: the registry can move the tag to other content"
+    };
+    let inspect =
+        format!("(`crane digest {shown}` or `docker buildx imagetools inspect {shown}` prints it)");
+    match &o.writer {
+        Writer::Written { object } => Finding::new(
+            "PIN001",
+            format!("image `{reference}` of {object} {moves}"),
+            format!("pin the digest: `{shown}@sha256:<digest>` {inspect}"),
+        ),
+        Writer::ChartDefaults {
+            release,
+            chart,
+            values_from,
+        } => {
+            let from = if *values_from {
+                "the chart's defaults or the HelmRelease's valuesFrom"
+            } else {
+                "the chart's defaults"
             };
-            for (i, container) in containers.iter().enumerate() {
-                let Some(image) = container.get("image").and_then(Value::as_str) else {
-                    continue;
-                };
-                if is_pinned(image) || image.contains("${") || image.trim().is_empty() {
-                    continue;
-                }
-                let name = container.get("name").and_then(Value::as_str).unwrap_or("");
-                let mut path: Vec<Step<'a>> = spec_path.iter().map(|k| Step::Key(k)).collect();
-                path.push(Step::Key(list));
-                path.push(Step::Container(i, name));
-                path.push(Step::Key("image"));
-                out.push(Unpinned {
-                    reference: image.to_string(),
-                    implicit_latest: !has_tag(image),
-                    path,
-                });
-            }
+            Finding::new(
+                "PIN001",
+                format!("image `{reference}`, rendered by {chart} for {release}, comes from {from} and {moves}"),
+                format!("pin it through the HelmRelease's values: set the value the chart builds this image from (often `image.tag`, or `image.digest` where the chart has one) so that it renders `{shown}@sha256:<digest>` {inspect}"),
+            )
         }
-    }
-}
-
-/// HelmRelease values: `image: repo:tag` strings and `repository` + `tag` mappings.
-fn value_images<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, out: &mut Vec<Unpinned<'a>>) {
-    match value {
-        Value::Object(map) => {
-            if let (Some(Value::String(repository)), Some(tag)) =
-                (map.get("repository"), map.get("tag"))
-            {
-                let tag = match tag {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    _ => String::new(),
-                };
-                let digest = map
-                    .get("digest")
-                    .and_then(Value::as_str)
-                    .is_some_and(|d| !d.trim().is_empty());
-                if looks_like_repository(repository)
-                    && !tag.is_empty()
-                    && !digest
-                    && !is_pinned(&tag)
-                    && !tag.contains("${")
-                {
-                    let mut at = path.clone();
-                    at.push(Step::Key("tag"));
-                    out.push(Unpinned {
-                        reference: format!("{repository}:{tag}"),
-                        implicit_latest: false,
-                        path: at,
-                    });
-                }
-            }
-            for (key, child) in map {
-                if key == "image" {
-                    if let Value::String(image) = child {
-                        if looks_like_tagged_image(image) && !is_pinned(image) {
-                            let mut at = path.clone();
-                            at.push(Step::Key(key));
-                            out.push(Unpinned {
-                                reference: image.clone(),
-                                implicit_latest: false,
-                                path: at,
-                            });
-                        }
-                        continue;
-                    }
-                }
-                path.push(Step::Key(key));
-                value_images(child, path, out);
-                path.pop();
-            }
-        }
-        Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                path.push(Step::Index(i));
-                value_images(child, path, out);
-                path.pop();
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The origin node at `path`, or the deepest one on the way there (a patch may have added
-/// what the origin lacks).
-fn origin_at<'n>(object: &'n Object, path: &[Step<'_>]) -> Option<&'n Node> {
-    let mut node = object.origin.as_ref()?;
-    for step in path {
-        let next = match step {
-            Step::Key(k) => node.get(k),
-            Step::Index(i) => node.as_sequence().and_then(|s| s.get(*i)),
-            Step::Container(i, name) => node.as_sequence().and_then(|items| {
-                items
-                    .iter()
-                    .find(|c| !name.is_empty() && c.str_at(&["name"]) == Some(name))
-                    .or_else(|| items.get(*i))
-            }),
-        };
-        match next {
-            Some(next) => node = next,
-            None => break,
-        }
-    }
-    Some(node)
-}
-
-/// Whether an image reference (or a tag) carries a digest: `@algorithm:hex`.
-pub(crate) fn is_pinned(reference: &str) -> bool {
-    reference.rsplit_once('@').is_some_and(|(_, digest)| {
-        digest.split_once(':').is_some_and(|(algorithm, hex)| {
-            !algorithm.is_empty() && hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit())
-        })
-    })
-}
-
-/// Whether a reference names a tag: a `:` after the last `/` (a `:` before it is a port).
-fn has_tag(reference: &str) -> bool {
-    let name = reference.split('@').next().unwrap_or(reference);
-    name.rsplit('/')
-        .next()
-        .is_some_and(|last| last.contains(':'))
-}
-
-fn looks_like_repository(text: &str) -> bool {
-    !text.is_empty()
-        && !text.contains("://")
-        && !text.chars().any(char::is_whitespace)
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "./-_:".contains(c))
-}
-
-/// `registry/name:tag`: a repository and a tag, nothing else.
-fn looks_like_tagged_image(text: &str) -> bool {
-    let name = text.split('@').next().unwrap_or(text);
-    looks_like_repository(name)
-        && has_tag(name)
-        && name
-            .rsplit_once(':')
-            .is_some_and(|(repo, tag)| !repo.is_empty() && !tag.is_empty() && !tag.contains('/'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digests_tags_and_ports() {
-        assert!(is_pinned(
-            "nginx:1.27@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-        ));
-        assert!(is_pinned(
-            "6.8.0@sha256:369679b046b90a908e16c44449046e98d4821a20fe5ca1b989b96a2a0d8d8d75"
-        ));
-        assert!(!is_pinned("nginx:1.27"));
-        assert!(!is_pinned("nginx@latest"));
-        assert!(has_tag("registry:5000/app:1.0"));
-        assert!(!has_tag("registry:5000/app"));
-        assert!(looks_like_tagged_image("ghcr.io/org/app:v1"));
-        assert!(!looks_like_tagged_image("enabled"));
-        assert!(!looks_like_tagged_image("https://example.com:443/x"));
     }
 }
