@@ -101,7 +101,14 @@ fn crds_of_a_bootstrap_helmfile_release_exist_before_flux() {
         )
         .ks("apps", "apps", "")
         .file("apps/widget.yaml", WIDGET);
-    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+    let (found, report) = repo.check();
+    assert_eq!(codes(&found), Vec::<&str>::new());
+    // Measured, not unseen: the helmfile release was rendered and its CRD is known.
+    assert!(
+        report.unchecked_kinds.is_empty(),
+        "{:?}",
+        report.unchecked_kinds
+    );
 
     // Its twin: the chart only in a Flux HelmRelease the apps do not dependsOn.
     let twin = Repo::new("bootstrap-helmfile-twin");
@@ -132,7 +139,13 @@ fn a_templated_bootstrap_release_is_the_helm_release_flux_adopts() {
         )
         .ks("apps", "apps", "")
         .file("apps/widget.yaml", WIDGET);
-    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+    let (found, report) = repo.check();
+    assert_eq!(codes(&found), Vec::<&str>::new());
+    assert!(
+        report.unchecked_kinds.is_empty(),
+        "{:?}",
+        report.unchecked_kinds
+    );
 }
 
 #[test]
@@ -393,4 +406,32 @@ fn kustomizations_that_apply_to_other_clusters_are_not_two_writers() {
         codes(&build("kubeconfig-twin", "staging-kubeconfig").findings()),
         ["OWN001"]
     );
+}
+
+#[test]
+fn a_helmfile_rendered_for_its_crds_installs_no_release_to_adopt() {
+    // ahinko's `00-crds.yaml`: `--include-crds` is a flag of `helm template` only, so the file
+    // is rendered for its CRDs and piped to kubectl; the Flux HelmRelease of the same name
+    // installs the release itself, with its own values.
+    let build = |name: &str, args: &str| {
+        let repo = Repo::new(name);
+        repo.operator()
+            .file(
+                "charts/widget-operator/templates/config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: widget-config}\ndata:\n  mode: '{{ .Values.mode | default \"normal\" }}'\n",
+            )
+            .file(
+                "bootstrap/helmfile.d/00-crds.yaml",
+                &format!("{args}releases:\n  - name: widget-operator\n    namespace: widgets\n    chart: ../../charts/widget-operator\n    values: [{{mode: bootstrap}}]\n"),
+            );
+        repo
+    };
+    let crds = build(
+        "crds-helmfile",
+        "helmDefaults:\n  args: [--include-crds, --no-hooks]\n",
+    );
+    assert_eq!(codes(&crds.findings()), Vec::<&str>::new());
+    // Synced at bootstrap with other values: adopting it changes what bootstrap installed.
+    let synced = build("crds-helmfile-twin", "");
+    assert_eq!(codes(&synced.findings()), ["OWN002"]);
 }

@@ -30,6 +30,10 @@ pub struct HelmfileRelease {
     pub plan: Result<HelmfilePlan, Unplanned>,
     /// The release's mapping in the helmfile, for diagnostics.
     pub origin: Option<plumb_yaml::Node>,
+    /// The helmfile passes helm `--include-crds` (`helmDefaults.args`), a flag of `helm
+    /// template` only: the file is rendered for its CRDs (`helmfile template | kubectl apply`),
+    /// never installed as releases.
+    pub crds_only: bool,
 }
 
 /// Everything `helm template` needs for a plain helmfile release.
@@ -223,6 +227,17 @@ impl Walk<'_> {
             if let Some(releases) = doc.get("releases").and_then(|r| r.as_sequence()) {
                 used = true;
                 let dir = path.parent().unwrap_or(root);
+                let crds_only = docs.iter().any(|d| {
+                    d.get_path(&["helmDefaults", "args"])
+                        .and_then(|a| a.as_sequence())
+                        .is_some_and(|args| {
+                            args.iter().any(|a| {
+                                a.scalar_value().is_some_and(|v| {
+                                    v.split_whitespace().any(|w| w == "--include-crds")
+                                })
+                            })
+                        })
+                });
                 let file = Helmfile {
                     walk: self,
                     docs: &docs,
@@ -242,6 +257,7 @@ impl Walk<'_> {
                         line: r.span.as_ref().map_or(0, |s| s.location().line),
                         plan: file.plan(r),
                         origin: Some(r.clone()),
+                        crds_only,
                     });
                 }
                 continue;

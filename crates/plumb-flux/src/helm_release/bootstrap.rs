@@ -177,6 +177,24 @@ fn prepare<'a>(
     if let Some(why) = no_helm {
         return Err(Outcome::NotBuilt(why.clone()));
     }
+    // A chart directory of the repository is rendered as it stands when nothing fetches its
+    // dependencies, as a HelmRelease's is.
+    if let (None, HelmfileChart::Local(dir)) = (inputs.fetcher, &plan.chart) {
+        let rel = dir.strip_prefix(inputs.root).unwrap_or(dir);
+        if !dir.join("Chart.yaml").is_file() {
+            return Err(failed(
+                release,
+                Code::ChartNotReady,
+                format!("no chart at {} (no Chart.yaml)", rel.display()),
+            ));
+        }
+        return Ok(Ready {
+            release,
+            plan,
+            chart: super::chart::unpackaged(dir),
+            source: rel.display().to_string(),
+        });
+    }
     let Some(fetcher) = inputs.fetcher else {
         return Err(Outcome::NotBuilt("charts are not fetched".into()));
     };

@@ -225,7 +225,7 @@ fn local_chart(dir: &Path, source: &ObjectRef, inputs: &Inputs<'_>) -> Result<Ch
 
 /// A chart directory taken as it stands: its name and version from Chart.yaml, its digest of
 /// the files.
-fn unpackaged(dir: &Path) -> FetchedChart {
+pub(crate) fn unpackaged(dir: &Path) -> FetchedChart {
     let text = std::fs::read_to_string(dir.join("Chart.yaml")).unwrap_or_default();
     let meta = plumb_yaml::parse_documents(dir.join("Chart.yaml"), &text)
         .ok()

@@ -63,7 +63,10 @@ impl Rule for BootstrapAdoption {
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
         for entry in &cx.build.entries {
-            for (helmfile, installed) in releases::bootstrap_releases(entry) {
+            // A helmfile rendered only for its CRDs installs no release to adopt.
+            for (helmfile, installed) in
+                releases::bootstrap_releases(entry).filter(|(h, _)| !h.crds_only)
+            {
                 for adopter in entry.releases.iter().filter(|r| {
                     r.release_name == installed.release_name
                         && r.release_namespace == installed.release_namespace
@@ -301,6 +304,7 @@ mod tests {
             line: 5,
             plan: Err(Unplanned::NotEvaluated("templating".into())),
             origin: None,
+            crds_only: false,
         }
     }
 
