@@ -80,7 +80,9 @@ impl Rule for RemovedApiVersion {
                                 .as_ref()
                                 .and_then(|n| Location::of(n, cx.root))
                         });
-                    if !seen.insert((location.clone(), message.clone())) {
+                    // The same text built by several Kustomizations is merged with their
+                    // chains (`finding::merge`); without a place, one is enough.
+                    if location.is_none() && !seen.insert(message.clone()) {
                         continue;
                     }
                     out.push(
