@@ -125,26 +125,18 @@ pub fn merge(findings: &mut Vec<Finding>) {
     findings
         .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
     findings.dedup();
+    // Sorted by place and code first, the findings of one mistake are next to each other.
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
-    let mut keys: std::collections::HashMap<(Location, &'static str), usize> =
-        std::collections::HashMap::new();
     for f in findings.drain(..) {
-        let Some(location) = f.location.clone() else {
-            out.push(f);
-            continue;
-        };
-        match keys.get(&(location.clone(), f.code)) {
-            Some(&i) => {
-                let chain = f.chain;
-                let first = &mut out[i];
-                if first.chain != chain && !first.also_in.contains(&chain) {
-                    first.also_in.push(chain);
+        match out.last_mut() {
+            Some(first)
+                if f.location.is_some() && first.location == f.location && first.code == f.code =>
+            {
+                if first.chain != f.chain && !first.also_in.contains(&f.chain) {
+                    first.also_in.push(f.chain);
                 }
             }
-            None => {
-                keys.insert((location, f.code), out.len());
-                out.push(f);
-            }
+            _ => out.push(f),
         }
     }
     *findings = out;

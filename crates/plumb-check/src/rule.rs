@@ -14,7 +14,7 @@ pub struct CheckContext<'a> {
     pub build: &'a RepositoryBuild,
     pub config: &'a CheckConfig,
     /// The apply-order analysis ORD001–ORD004 and the summary share, made once.
-    pub(crate) placement: OnceLock<Vec<crate::rules::ord::placement::Problem<'a>>>,
+    pub(crate) placement: OnceLock<crate::rules::ord::placement::Placement<'a>>,
 }
 
 impl<'a> CheckContext<'a> {

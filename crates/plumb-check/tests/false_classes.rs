@@ -80,6 +80,18 @@ impl Repo {
     fn findings(&self) -> Vec<Finding> {
         self.check().0
     }
+
+    /// Asserts that the check reports nothing and that nothing went unchecked: the kinds were
+    /// measured, not left to what was not seen.
+    fn assert_clean_and_measured(&self) {
+        let (found, report) = self.check();
+        assert_eq!(codes(&found), Vec::<&str>::new());
+        assert!(
+            report.unchecked_kinds.is_empty(),
+            "{:?}",
+            report.unchecked_kinds
+        );
+    }
 }
 
 const WIDGET: &str =
@@ -101,14 +113,8 @@ fn crds_of_a_bootstrap_helmfile_release_exist_before_flux() {
         )
         .ks("apps", "apps", "")
         .file("apps/widget.yaml", WIDGET);
-    let (found, report) = repo.check();
-    assert_eq!(codes(&found), Vec::<&str>::new());
     // Measured, not unseen: the helmfile release was rendered and its CRD is known.
-    assert!(
-        report.unchecked_kinds.is_empty(),
-        "{:?}",
-        report.unchecked_kinds
-    );
+    repo.assert_clean_and_measured();
 
     // Its twin: the chart only in a Flux HelmRelease the apps do not dependsOn.
     let twin = Repo::new("bootstrap-helmfile-twin");
@@ -139,13 +145,7 @@ fn a_templated_bootstrap_release_is_the_helm_release_flux_adopts() {
         )
         .ks("apps", "apps", "")
         .file("apps/widget.yaml", WIDGET);
-    let (found, report) = repo.check();
-    assert_eq!(codes(&found), Vec::<&str>::new());
-    assert!(
-        report.unchecked_kinds.is_empty(),
-        "{:?}",
-        report.unchecked_kinds
-    );
+    repo.assert_clean_and_measured();
 }
 
 #[test]
@@ -256,13 +256,7 @@ fn kinds_the_distribution_serves_need_no_crd() {
     repo.ks("apps", "apps", "")
         .file("apps/talos.yaml", sa)
         .file(".plumb.yaml", "distribution: talos\n");
-    let (found, report) = repo.check();
-    assert_eq!(codes(&found), Vec::<&str>::new());
-    assert!(
-        report.unchecked_kinds.is_empty(),
-        "{:?}",
-        report.unchecked_kinds
-    );
+    repo.assert_clean_and_measured();
 
     // Not configured: not reported, and the summary says why.
     std::fs::remove_file(repo.root.join(".plumb.yaml")).unwrap();

@@ -3,8 +3,8 @@
 //! and a helmfile release, each reported once, not again as BLD002), OWN002 for a helmfile
 //! release adopted by a HelmRelease of another chart version or other values (charts served by
 //! a loopback HTTP Helm repository), silent when the helmfile's values are templated; the
-//! `good` fixtures of plumb-check's DET001 and OWN002, which its fixture test checks without
-//! helm, checked here with helm. The text output is an insta snapshot.
+//! `good` fixtures of plumb-check's DET001 and OWN002 through the CLI, each of their releases
+//! rendered. The text output is an insta snapshot.
 
 #[path = "support/cli.rs"]
 mod cli;

@@ -131,16 +131,31 @@ pub(crate) fn describe(ks: &KustomizationBuild) -> String {
     }
 }
 
-/// Every object of the build whose kind will not exist at its dry-run (analysed once per
-/// check).
-pub(crate) fn problems<'c, 'a>(cx: &'c CheckContext<'a>) -> &'c [Problem<'a>] {
+/// The apply-order analysis of a build, made once per check.
+#[derive(Default)]
+pub(crate) struct Placement<'a> {
+    /// Every object whose kind will not exist at its dry-run.
+    problems: Vec<Problem<'a>>,
+    /// What was not seen, over all entries: HelmReleases not rendered, bootstrap helmfile
+    /// releases not rendered (nor known by an adopter), Kustomizations not built.
+    unseen_releases: usize,
+    unseen_helmfile: usize,
+    unbuilt: usize,
+}
+
+fn placement<'c, 'a>(cx: &'c CheckContext<'a>) -> &'c Placement<'a> {
     cx.placement.get_or_init(|| {
-        let mut out = Vec::new();
+        let mut out = Placement::default();
         for entry in &cx.build.entries {
             analyse_entry(entry, cx.config, &mut out);
         }
         out
     })
+}
+
+/// Every object of the build whose kind will not exist at its dry-run.
+pub(crate) fn problems<'c, 'a>(cx: &'c CheckContext<'a>) -> &'c [Problem<'a>] {
+    &placement(cx).problems
 }
 
 /// The problems whose verdict `pick` selects, each with what `pick` takes out of the verdict:
@@ -158,11 +173,15 @@ pub(crate) fn problems_where<'a, T>(
 fn analyse_entry<'a>(
     entry: &'a EntryBuild,
     config: &'a crate::config::CheckConfig,
-    out: &mut Vec<Problem<'a>>,
+    placement: &mut Placement<'a>,
 ) {
     let runtime = &config.runtime_crds;
     let order = EntryOrder::new(entry);
     let seen = EntryProviders::new(entry, config.distribution);
+    placement.unseen_releases += seen.releases.iter().filter(|r| r.kinds.is_none()).count();
+    placement.unseen_helmfile += seen.bootstrap_unseen.len();
+    placement.unbuilt += seen.unbuilt.iter().filter(|&&u| u).count();
+    let out = &mut placement.problems;
     let anything_unseen = seen.anything_unseen();
     let objects: Vec<(usize, &Object)> = entry
         .kustomizations
@@ -339,13 +358,8 @@ pub(crate) fn unchecked(cx: &CheckContext<'_>) -> (Vec<String>, Vec<String>) {
     served.dedup();
     let mut because = Vec::new();
     if kinds.len() > served.len() {
-        let (mut releases, mut helmfile, mut unbuilt) = (0, 0, 0);
-        for entry in &cx.build.entries {
-            let seen = EntryProviders::new(entry, cx.config.distribution);
-            releases += seen.releases.iter().filter(|r| r.kinds.is_none()).count();
-            helmfile += seen.bootstrap_unseen.len();
-            unbuilt += seen.unbuilt.iter().filter(|&&u| u).count();
-        }
+        let p = placement(cx);
+        let (releases, helmfile, unbuilt) = (p.unseen_releases, p.unseen_helmfile, p.unbuilt);
         let mut parts = Vec::new();
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

@@ -62,7 +62,6 @@ fn plural(kind: &str) -> String {
 fn crd_rbac(objects: &[Object]) -> (HashSet<String>, bool) {
     let mut names = HashSet::new();
     let mut creates = false;
-    let mut any = false;
     for o in objects
         .iter()
         .filter(|o| o.is("rbac.authorization.k8s.io", "ClusterRole"))
@@ -101,12 +100,11 @@ fn crd_rbac(objects: &[Object]) -> (HashSet<String>, bool) {
             }
         }
     }
-    if creates && names.is_empty() {
-        any = true;
-    }
+    // Names to update mean nothing without the right to create.
     if !creates {
         names.clear();
     }
+    let any = creates && names.is_empty();
     (names, any)
 }
 
@@ -127,18 +125,20 @@ pub(crate) struct EntryProviders<'a> {
     pub distribution: Option<Distribution>,
 }
 
-/// The kinds of the CRD objects among `objects`.
-fn crd_kinds<'a>(objects: impl IntoIterator<Item = &'a Object>) -> HashSet<Kind<'a>> {
-    objects
-        .into_iter()
-        .filter(|o| o.is("apiextensions.k8s.io", "CustomResourceDefinition"))
-        .map(|o| {
+/// The kind a CRD object defines; `None` for any other object.
+fn crd_kind(o: &Object) -> Option<Kind<'_>> {
+    o.is("apiextensions.k8s.io", "CustomResourceDefinition")
+        .then(|| {
             (
                 o.str_at(&["spec", "group"]).unwrap_or(""),
                 o.str_at(&["spec", "names", "kind"]).unwrap_or(""),
             )
         })
-        .collect()
+}
+
+/// The kinds of the CRD objects among `objects`.
+fn crd_kinds<'a>(objects: impl IntoIterator<Item = &'a Object>) -> HashSet<Kind<'a>> {
+    objects.into_iter().filter_map(crd_kind).collect()
 }
 
 fn rendered(r: &ReleaseBuild) -> bool {
@@ -154,10 +154,8 @@ impl<'a> EntryProviders<'a> {
             let mut kinds = HashSet::new();
             for o in &k.objects {
                 kinds.insert((o.group(), o.kind()));
-                if o.is("apiextensions.k8s.io", "CustomResourceDefinition") {
-                    let group = o.str_at(&["spec", "group"]).unwrap_or("");
-                    let kind = o.str_at(&["spec", "names", "kind"]).unwrap_or("");
-                    crds.entry((group, kind)).or_default().push((i, o));
+                if let Some(kind) = crd_kind(o) {
+                    crds.entry(kind).or_default().push((i, o));
                 }
                 if o.is(HELM_GROUP, "HelmRelease") {
                     let build = entry.releases.iter().find(|r| {
