@@ -13,6 +13,7 @@
 //! the cache. It also
 //! fetches what a kustomization's remote entries name ([`remote`]): git repository specs and
 //! `http(s)` files.
+//! For `plumb diff`, it reads two revisions of the user's own repository ([`revision`]).
 //!
 //! ```no_run
 //! use plumb_source::{Cache, GitRef, GitSource, Mode};
@@ -74,6 +75,7 @@ mod oci;
 mod reference;
 mod registry;
 pub mod remote;
+pub mod revision;
 mod semver_range;
 mod tree;
 

@@ -4,7 +4,9 @@
 //! source-controller archives the checkout with `filepath.Walk` and skips everything that is
 //! neither a regular file nor a directory, so symlinks never reach an artifact; plumb never
 //! creates them, which also means nothing written here can point outside the artifact. Entry
-//! names that could climb out of it (`..`, names with a slash) are refused.
+//! names that could climb out of it (`..`, names with a slash) are refused. The same walk, with
+//! no exclusions, writes a revision of the user's own repository for `plumb diff`
+//! ([`write_worktree`]), whose caller decides what becomes of its symlinks.
 
 use std::fs;
 use std::io::Write;
@@ -29,6 +31,14 @@ impl From<std::io::Error> for TreeError {
     }
 }
 
+/// What a walk met and did not write: submodules and symlinks, each by its path relative to
+/// the written root and its object id (a submodule's commit, a symlink's target blob).
+#[derive(Debug, Default)]
+pub(crate) struct Unwritten {
+    pub(crate) submodules: Vec<(String, String)>,
+    pub(crate) symlinks: Vec<(String, gix::ObjectId)>,
+}
+
 /// Writes the tree `tree_id` into `dest`, which must exist and be empty, skipping what `ignore`
 /// excludes. Returns the submodules it holds (path, commit), which it does not write.
 pub(crate) fn write_tree(
@@ -37,9 +47,22 @@ pub(crate) fn write_tree(
     dest: &Path,
     ignore: &mut Ignore,
 ) -> Result<Vec<(String, String)>, TreeError> {
-    let mut links = Vec::new();
-    write_dir(repo, tree_id, dest, "", ignore, &mut links)?;
-    Ok(links)
+    let mut unwritten = Unwritten::default();
+    write_dir(repo, tree_id, dest, "", Some(ignore), &mut unwritten)?;
+    Ok(unwritten.submodules)
+}
+
+/// Writes the tree `tree_id` into `dest`, which must exist and be empty, as a checkout holds it:
+/// every regular file (executable bit kept) and directory, no exclusions. Returns the
+/// submodules and symlinks, which it does not write.
+pub(crate) fn write_worktree(
+    repo: &gix::Repository,
+    tree_id: gix::ObjectId,
+    dest: &Path,
+) -> Result<Unwritten, TreeError> {
+    let mut unwritten = Unwritten::default();
+    write_dir(repo, tree_id, dest, "", None, &mut unwritten)?;
+    Ok(unwritten)
 }
 
 fn write_dir(
@@ -47,8 +70,8 @@ fn write_dir(
     tree_id: gix::ObjectId,
     dir: &Path,
     rel: &str,
-    ignore: &mut Ignore,
-    links: &mut Vec<(String, String)>,
+    mut ignore: Option<&mut Ignore>,
+    unwritten: &mut Unwritten,
 ) -> Result<(), TreeError> {
     let tree = repo
         .find_tree(tree_id)
@@ -63,13 +86,20 @@ fn write_dir(
         ));
     }
     // .sourceignore files apply to the directory that holds them, so read this one first.
-    if let Some((_, _, id)) = entries
-        .iter()
-        .find(|(name, kind, _)| name == ".sourceignore" && is_file(*kind))
-    {
-        let data = blob(repo, *id)?;
-        ignore.add_sourceignore(rel, &data);
+    if let Some(ignore) = ignore.as_deref_mut() {
+        if let Some((_, _, id)) = entries
+            .iter()
+            .find(|(name, kind, _)| name == ".sourceignore" && is_file(*kind))
+        {
+            let data = blob(repo, *id)?;
+            ignore.add_sourceignore(rel, &data);
+        }
     }
+    let excluded = |ignore: &Option<&mut Ignore>, path: &str, is_dir: bool| {
+        ignore
+            .as_ref()
+            .is_some_and(|ignore| ignore.is_excluded(path, is_dir))
+    };
     for (name, kind, id) in entries {
         let name = safe_name(name.as_ref(), rel)?;
         let path = if rel.is_empty() {
@@ -79,26 +109,31 @@ fn write_dir(
         };
         match kind {
             EntryKind::Tree => {
-                if ignore.is_excluded(&path, true) {
+                if excluded(&ignore, &path, true) {
                     continue;
                 }
                 let sub = dir.join(name);
                 fs::create_dir(&sub)?;
-                write_dir(repo, id, &sub, &path, ignore, links)?;
+                write_dir(repo, id, &sub, &path, ignore.as_deref_mut(), unwritten)?;
             }
             EntryKind::Blob | EntryKind::BlobExecutable => {
-                if ignore.is_excluded(&path, false) {
+                if excluded(&ignore, &path, false) {
                     continue;
                 }
                 let data = blob(repo, id)?;
                 write_file(&dir.join(name), &data, kind == EntryKind::BlobExecutable)?;
             }
-            // Symlinks are not part of source-controller artifacts.
-            EntryKind::Link => {}
+            // Symlinks are not part of source-controller artifacts; a work tree's caller may
+            // write them.
+            EntryKind::Link => {
+                if ignore.is_none() {
+                    unwritten.symlinks.push((path, id));
+                }
+            }
             // A submodule: its commit, written only with `spec.recurseSubmodules`.
             EntryKind::Commit => {
-                if !ignore.is_excluded(&path, true) {
-                    links.push((path, id.to_hex().to_string()));
+                if !excluded(&ignore, &path, true) {
+                    unwritten.submodules.push((path, id.to_hex().to_string()));
                 }
             }
         }
@@ -110,7 +145,7 @@ fn is_file(kind: EntryKind) -> bool {
     matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
 }
 
-fn blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, TreeError> {
+pub(crate) fn blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, TreeError> {
     let object = repo
         .find_object(id)
         .map_err(|e| TreeError::Git(e.to_string()))?;
