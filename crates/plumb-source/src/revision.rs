@@ -258,7 +258,7 @@ impl Checkout {
         let id = self
             .repo
             .rev_parse_single(rev)
-            .map_err(|e| unknown(error_text(&e)))?;
+            .map_err(|e| unknown(rev_parse_detail(rev, &e)))?;
         let object = id.object().map_err(|e| unknown(error_text(&e)))?;
         let kind = object.kind;
         let commit = object
@@ -605,6 +605,19 @@ fn write_symlink(target: &str, path: &Path) -> Result<bool, RevisionError> {
         let _ = (target, path);
         Ok(false)
     }
+}
+
+/// Why `rev` resolves to no single commit, in gix's words without its parser's frames
+/// (`couldn't parse revision`, `delegate.traverse(...) failed`): the first frame that says
+/// what is missing.
+fn rev_parse_detail(rev: &str, e: &gix::Error) -> String {
+    if rev.contains("..") {
+        return "a range names two commits; name one".to_owned();
+    }
+    e.iter_errors()
+        .map(|cause| cause.to_string())
+        .find(|text| !text.starts_with("couldn't parse revision") && !text.starts_with("delegate."))
+        .unwrap_or_else(|| error_text(e))
 }
 
 /// A gix error with its causes, on one line: gix puts what went wrong in the innermost one.
