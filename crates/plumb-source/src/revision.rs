@@ -22,6 +22,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
+use gix::discover::upwards::Error as Upwards;
 use gix::remote::Direction;
 
 use crate::tree::{self, TreeError};
@@ -196,7 +197,6 @@ impl Checkout {
             repo: dir.to_owned(),
             detail,
         };
-        use gix::discover::upwards::Error as Upwards;
         if let Err(e) = gix::discover::upwards(&canonical) {
             return Err(match e.downcast_any_ref::<Upwards>() {
                 Some(
@@ -272,8 +272,8 @@ impl Checkout {
     /// remote's fetch refspecs to its tracking branch), `refs/remotes/origin/HEAD`, `main`, then
     /// `master` (each the local branch, else `origin/<name>`).
     ///
-    /// When HEAD is on `main` itself and nothing else exists, the base is HEAD: the difference
-    /// is then what the work tree changes.
+    /// The first candidate that exists is used even when it is HEAD's own branch: on `main`
+    /// with no upstream and no `origin`, the base is HEAD itself.
     pub fn default_base(&self) -> Result<Revision, RevisionError> {
         let head = self.head_id()?;
         let mut tried = Vec::new();
