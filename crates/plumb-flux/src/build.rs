@@ -42,6 +42,9 @@ pub struct Options {
     pub remote: Option<std::sync::Arc<dyn plumb_kustomize::Remote>>,
     /// Renders HelmReleases; without one they are not rendered.
     pub renderer: Option<crate::helm_release::LazyRenderer>,
+    /// The git checkout the tree stands for, when it is not the one holding `root` (a
+    /// revision exported for `plumb diff` has no `.git`, and is still that checkout).
+    pub checkout: Option<crate::sync::Checkout>,
 }
 
 /// One Flux Kustomization and what it builds.
@@ -228,7 +231,10 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     }
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let config = Config::load(&root)?;
-    let discovery = sync::discover(&root, &config.sources);
+    let discovery = match &options.checkout {
+        Some(checkout) => sync::discover_in(&root, &config.sources, checkout.clone()),
+        None => sync::discover(&root, &config.sources),
+    };
     let entries = entries(&root, &config, options, &discovery)?;
     let cluster = Cluster {
         config: &config,

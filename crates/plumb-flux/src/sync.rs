@@ -211,6 +211,11 @@ impl Discovery {
 /// layout (a Kustomization inside the path it syncs, with its GitRepository beside it:
 /// `clusters/dev/flux-system/gotk-sync.yaml`), and FluxInstance syncs wherever they are.
 pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
+    discover_in(root, mappings, checkout(root))
+}
+
+/// [`discover`] for a tree that stands for `checkout` (an exported revision of it).
+pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) -> Discovery {
     let mut discovery = Discovery::default();
     // (directory of the file, spec.path in this tree) of every Kustomization: for
     // repositories whose bootstrap files are not committed.
@@ -218,8 +223,7 @@ pub fn discover(root: &Path, mappings: &[SourceMapping]) -> Discovery {
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
-    discovery.checkout = checkout(root);
-    let checkout = discovery.checkout.clone();
+    discovery.checkout = checkout.clone();
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
     };

@@ -45,6 +45,8 @@ pub enum Command {
     Build(cmd::build::BuildArgs),
     /// Build, then run the rules: compiler-style findings for the mistakes that cost days.
     Check(cmd::check::CheckArgs),
+    /// What a change does to the clusters: both revisions built, paired object by object.
+    Diff(cmd::diff::DiffArgs),
     /// What a rule checks, why, an example and the fix.
     Explain(cmd::explain::ExplainArgs),
     /// The reconciliation graph: sources, Kustomizations, HelmReleases, dependsOn and waves.
@@ -101,6 +103,7 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Build(args) => cmd::build::run(args, verbosity),
         Command::Check(args) => cmd::check::run(args, cli.color, verbosity),
+        Command::Diff(args) => cmd::diff::run(args, cli.color, verbosity),
         Command::Explain(args) => cmd::explain::run(args),
         Command::Graph(args) => cmd::graph::run(args, verbosity),
         Command::Kustomize(c) => cmd::kustomize::run(c),

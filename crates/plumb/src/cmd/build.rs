@@ -49,22 +49,49 @@ pub fn build(
     mode: Mode,
     fetch: &super::fetch::FetchArgs,
 ) -> Result<RepositoryBuild, ExitCode> {
+    let renderer = super::helm::renderer(fetch);
+    let result = build_tree(repo, entries, mode, fetch, None, renderer.clone()).map_err(|e| {
+        crate::report::error(&e.to_string());
+        ExitCode::from(2)
+    });
+    super::helm::warn_unusable(renderer.as_ref());
+    result
+}
+
+/// Why a tree could not be built at all.
+#[derive(Debug)]
+pub enum TreeError {
+    /// The age keys, the user configuration or the cache are unusable.
+    Usage(String),
+    /// The repository cannot be built ([`plumb_flux::build::SetupError`]).
+    Setup(plumb_flux::build::SetupError),
+}
+
+impl std::fmt::Display for TreeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TreeError::Usage(message) => f.write_str(message),
+            TreeError::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Builds the tree at `repo`, standing for `checkout` when it is an exported revision, with
+/// `renderer` (shared by the builds of one command).
+pub fn build_tree(
+    repo: &std::path::Path,
+    entries: Vec<String>,
+    mode: Mode,
+    fetch: &super::fetch::FetchArgs,
+    checkout: Option<plumb_flux::sync::Checkout>,
+    renderer: Option<plumb_flux::helm_release::LazyRenderer>,
+) -> Result<RepositoryBuild, TreeError> {
     let age_keys = match plumb_flux::sops::AgeKeys::from_env() {
         Ok(keys) => keys.map(std::sync::Arc::new),
-        Err(e) => {
-            crate::report::error(&e.to_string());
-            return Err(ExitCode::from(2));
-        }
+        Err(e) => return Err(TreeError::Usage(e.to_string())),
     };
-    let fetcher = match fetch.fetcher(repo) {
-        Ok(fetcher) => fetcher,
-        Err(message) => {
-            crate::report::error(&message);
-            return Err(ExitCode::from(2));
-        }
-    };
+    let fetcher = fetch.fetcher(repo).map_err(TreeError::Usage)?;
     let remote = fetcher.as_ref().map(super::fetch::SourceFetcher::remote);
-    let renderer = super::helm::renderer(fetch);
     let options = Options {
         entries,
         mode,
@@ -73,13 +100,9 @@ pub fn build(
             .map(|f| std::sync::Arc::new(f) as std::sync::Arc<dyn plumb_flux::fetch::Fetcher>),
         remote,
         renderer,
+        checkout,
     };
-    let result = build_repository(repo, &options).map_err(|e| {
-        crate::report::error(&e.to_string());
-        ExitCode::from(2)
-    });
-    super::helm::warn_unusable(options.renderer.as_ref());
-    result
+    build_repository(repo, &options).map_err(TreeError::Setup)
 }
 
 /// Prints the notes, every diagnostic (only errors with `-q`) and the summary line on stderr;

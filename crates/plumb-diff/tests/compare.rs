@@ -1,0 +1,246 @@
+//! The diff engine on snapshots made by hand: what pairs with what, what counts as noise, what
+//! a failing producer hides, and the markdown cut of a diff of several megabytes.
+
+use plumb_diff::snapshot::{Cluster, Producer, ProducerId, ProducerKind, Snapshot, State};
+use plumb_diff::{diff, Action, Options, Revision};
+use serde_json::{json, Value};
+
+fn ks(name: &str, parent: Option<&str>, prune: bool, objects: Vec<Value>) -> Producer {
+    Producer {
+        id: ProducerId {
+            kind: ProducerKind::Kustomization,
+            namespace: "flux-system".into(),
+            name: name.into(),
+        },
+        title: format!("Kustomization flux-system/{name} ({name})"),
+        state: State::Built,
+        objects,
+        prune,
+        force: false,
+        parent: parent.map(|p| ProducerId {
+            kind: ProducerKind::Kustomization,
+            namespace: "flux-system".into(),
+            name: p.into(),
+        }),
+        chart: None,
+    }
+}
+
+fn cm(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "a"}, "data": data})
+}
+
+fn snapshot(producers: Vec<Producer>) -> Snapshot {
+    Snapshot {
+        clusters: vec![Cluster {
+            entry: "clusters/dev".into(),
+            producers,
+        }],
+    }
+}
+
+#[test]
+fn a_parent_that_fails_hides_its_children_instead_of_removing_their_objects() {
+    let child_object = cm("x", json!({"a": "1"}));
+    let base = snapshot(vec![
+        ks("root", None, true, vec![]),
+        ks("apps", Some("root"), true, vec![]),
+        ks("child", Some("apps"), true, vec![child_object]),
+    ]);
+    let mut failing = ks("apps", Some("root"), true, vec![]);
+    failing.state = State::Failed(vec!["error: boom".into()]);
+    let head = snapshot(vec![ks("root", None, true, vec![]), failing]);
+    let d = diff(&base, &head, &Options::default());
+    assert_eq!(d.counts().removed, 0, "{:#?}", d.clusters);
+    let child = d.clusters[0]
+        .producers
+        .iter()
+        .find(|p| p.id.name == "child")
+        .unwrap();
+    assert!(!child.compared());
+    assert!(
+        child.status_text().contains("not built on head"),
+        "{}",
+        child.status_text()
+    );
+    assert!(d.dangers.is_empty());
+}
+
+#[test]
+fn an_object_applied_by_another_producer_is_moved_once() {
+    let obj = cm("shared", json!({"a": "1"}));
+    let base = snapshot(vec![
+        ks("a", None, true, vec![obj.clone()]),
+        ks("b", None, true, vec![]),
+    ]);
+    let head = snapshot(vec![
+        ks("a", None, true, vec![]),
+        ks("b", None, true, vec![obj]),
+    ]);
+    let d = diff(&base, &head, &Options::default());
+    let changes: Vec<_> = d.clusters[0]
+        .producers
+        .iter()
+        .flat_map(|p| p.changes.iter().map(move |c| (p.id.name.clone(), c.action)))
+        .collect();
+    assert_eq!(changes, vec![("b".to_string(), Action::Moved)]);
+}
+
+#[test]
+fn a_generated_name_whose_content_is_unchanged_is_noise_and_so_are_its_references() {
+    let deploy = |cm_name: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "a"},
+               "spec": {"template": {"spec": {"volumes": [{"name": "v", "configMap": {"name": cm_name}}]}}}})
+    };
+    let mut labelled = cm("vars-7t2m9dkb5f", json!({"a": "1"}));
+    labelled["metadata"]["labels"] = json!({"helm.sh/chart": "x-1"});
+    let base = snapshot(vec![ks(
+        "a",
+        None,
+        true,
+        vec![labelled, deploy("vars-7t2m9dkb5f")],
+    )]);
+    let mut relabelled = cm("vars-gh45kt6m2c", json!({"a": "1"}));
+    relabelled["metadata"]["labels"] = json!({"helm.sh/chart": "x-2"});
+    let head = snapshot(vec![ks(
+        "a",
+        None,
+        true,
+        vec![relabelled, deploy("vars-gh45kt6m2c")],
+    )]);
+    let d = diff(&base, &head, &Options::default());
+    assert!(
+        !d.has_changes(),
+        "{:#?}",
+        d.clusters[0].producers[0].changes
+    );
+    assert_eq!(d.noise.len(), 2, "{:#?}", d.noise);
+    let shown = diff(&base, &head, &Options { show_noise: true });
+    assert_eq!(shown.counts().changed, 2);
+    assert!(shown.clusters[0].producers[0].changes[0]
+        .diff
+        .contains("helm.sh/chart"));
+
+    // The content changes too: a change, shown under its base name.
+    let changed = snapshot(vec![ks(
+        "a",
+        None,
+        true,
+        vec![
+            cm("vars-gh45kt6m2c", json!({"a": "2"})),
+            deploy("vars-gh45kt6m2c"),
+        ],
+    )]);
+    let d = diff(&base, &changed, &Options::default());
+    let c = d.clusters[0].producers[0].changes.clone();
+    assert_eq!(c.len(), 2, "{c:#?}");
+    let cm_change = c.iter().find(|c| c.object.kind == "ConfigMap").unwrap();
+    assert_eq!(cm_change.renamed_from.as_deref(), Some("vars-7t2m9dkb5f"));
+    assert!(
+        cm_change.diff.contains("-  a: \"1\"\n+  a: \"2\""),
+        "{}",
+        cm_change.diff
+    );
+}
+
+#[test]
+fn removing_a_pvc_is_dangerous_only_where_flux_deletes_it() {
+    let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "a"}});
+    let mut kept = pvc.clone();
+    kept["metadata"]["annotations"] = json!({"kustomize.toolkit.fluxcd.io/prune": "disabled"});
+    for (prune, object, expected) in [
+        (true, pvc.clone(), 1),
+        (false, pvc.clone(), 0),
+        (true, kept, 0),
+    ] {
+        let base = snapshot(vec![ks("a", None, prune, vec![object])]);
+        let head = snapshot(vec![ks("a", None, prune, vec![])]);
+        let d = diff(&base, &head, &Options::default());
+        assert_eq!(d.counts().removed, 1);
+        assert_eq!(d.dangers.len(), expected, "prune {prune}: {:?}", d.dangers);
+    }
+    // The Kustomization itself goes: its parent prunes, it pruned: the claim goes.
+    let base = snapshot(vec![
+        ks("root", None, true, vec![]),
+        ks("a", Some("root"), true, vec![pvc.clone()]),
+    ]);
+    let head = snapshot(vec![ks("root", None, true, vec![])]);
+    assert_eq!(diff(&base, &head, &Options::default()).dangers.len(), 1);
+    // A parent that does not prune leaves the Kustomization, and so the claim, in place.
+    let base = snapshot(vec![
+        ks("root", None, false, vec![]),
+        ks("a", Some("root"), true, vec![pvc]),
+    ]);
+    let head = snapshot(vec![ks("root", None, false, vec![])]);
+    assert!(diff(&base, &head, &Options::default()).dangers.is_empty());
+}
+
+/// Every `<details>` closed, every fence closed: the fences of a document alternate open and
+/// close, and a block's closing fence comes before its `</details>`.
+fn assert_valid_markdown(text: &str) {
+    assert_eq!(
+        text.matches("<details>").count(),
+        text.matches("</details>").count(),
+        "unbalanced details"
+    );
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let ticks = line.chars().take_while(|c| *c == '`').count();
+        if ticks >= 3 {
+            match &open {
+                None => open = Some("`".repeat(ticks)),
+                Some(fence) if line == fence => open = None,
+                Some(_) => {}
+            }
+        }
+        if line == "</details>" {
+            assert!(open.is_none(), "</details> inside a code block");
+        }
+    }
+    assert!(open.is_none(), "a code fence is not closed");
+}
+
+#[test]
+fn a_diff_of_megabytes_is_cut_to_the_limit_and_stays_valid_markdown() {
+    let producers = |version: &str| -> Vec<Producer> {
+        (0..40)
+            .map(|i| {
+                let objects = (0..100)
+                    .map(|j| {
+                        cm(
+                            &format!("cm-{j}"),
+                            json!({"payload": format!("{version} ```{}", "x".repeat(200 + j))}),
+                        )
+                    })
+                    .collect();
+                ks(&format!("app-{i}"), None, true, objects)
+            })
+            .collect()
+    };
+    let d = diff(
+        &snapshot(producers("v1")),
+        &snapshot(producers("v2")),
+        &Options::default(),
+    );
+    let base = Revision {
+        label: "main".into(),
+        ..Revision::default()
+    };
+    let head = Revision {
+        label: "work tree".into(),
+        ..Revision::default()
+    };
+    let whole = plumb_diff::markdown::render(&d, &base, &head, usize::MAX);
+    assert!(whole.len() > 2_000_000, "{} bytes", whole.len());
+    assert_valid_markdown(&whole);
+    for limit in [60_000, 10_000, 2_000] {
+        let cut = plumb_diff::markdown::render(&d, &base, &head, limit);
+        assert!(cut.len() <= limit, "{} > {limit}", cut.len());
+        assert!(cut.contains(&format!("Cut to {limit} bytes")), "{cut}");
+        assert_valid_markdown(&cut);
+    }
+    // At 60,000 bytes every producer still has its block, each shortened.
+    let cut = plumb_diff::markdown::render(&d, &base, &head, 60_000);
+    assert_eq!(cut.matches("<details>").count(), 40);
+    assert_eq!(cut.matches("more lines cut").count(), 40);
+}
