@@ -348,9 +348,10 @@ impl ProducerDiff {
             None => None,
         };
         let mut parts: Vec<String> = Vec::new();
+        // Absent on a side whose build did not reach it is unknown there, not new or gone.
         match (self.in_base, self.in_head) {
-            (false, true) => parts.push("new".into()),
-            (true, false) => parts.push("gone".into()),
+            (false, true) if self.base_unknown.is_none() => parts.push("new".into()),
+            (true, false) if self.head_unknown.is_none() => parts.push("gone".into()),
             _ => {}
         }
         if self.base_unknown.is_some() && self.base_unknown == self.head_unknown {

@@ -62,15 +62,32 @@ pub fn pod_spec(object: &Value) -> Option<&Value> {
     }
 }
 
-/// `(repository, tag or digest)` of an image reference.
-fn split_image(image: &str) -> (&str, &str) {
-    if let Some((repo, digest)) = image.split_once('@') {
-        return (repo, digest);
+/// `(repository, tag, digest)` of an image reference (`latest` when neither is written).
+fn split_image(image: &str) -> (&str, &str, Option<&str>) {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (image, None),
+    };
+    let slash = name.rfind('/').map_or(0, |i| i + 1);
+    match name[slash..].rfind(':') {
+        Some(i) => (&name[..slash + i], &name[slash + i + 1..], digest),
+        None if digest.is_some() => (name, "", digest),
+        None => (name, "latest", None),
     }
-    let slash = image.rfind('/').map_or(0, |i| i + 1);
-    match image[slash..].rfind(':') {
-        Some(i) => (&image[..slash + i], &image[slash + i + 1..]),
-        None => (image, "latest"),
+}
+
+/// The tag, with the digest's first hex digits when the digest is what tells two apart.
+fn shown_ref(tag: &str, digest: Option<&str>, other_tag: &str) -> String {
+    match digest {
+        Some(d) if tag.is_empty() || tag == other_tag => {
+            let short: String = d.trim_start_matches("sha256:").chars().take(12).collect();
+            if tag.is_empty() {
+                format!("@sha256:{short}")
+            } else {
+                format!("{tag}@sha256:{short}")
+            }
+        }
+        _ => tag.to_string(),
     }
 }
 
@@ -105,19 +122,19 @@ pub fn images(cluster: &ClusterDiff) -> Vec<ImageChange> {
                 if *old == new {
                     continue;
                 }
-                let (old_repo, old_ref) = split_image(old);
-                let (new_repo, new_ref) = split_image(&new);
+                let (old_repo, old_tag, old_digest) = split_image(old);
+                let (new_repo, new_tag, new_digest) = split_image(&new);
                 let (repository, from, to) = if old_repo == new_repo {
                     (
                         old_repo.to_string(),
-                        old_ref.to_string(),
-                        new_ref.to_string(),
+                        shown_ref(old_tag, old_digest, new_tag),
+                        shown_ref(new_tag, new_digest, old_tag),
                     )
                 } else {
                     (new_repo.to_string(), old.clone(), new.clone())
                 };
                 out.push(ImageChange {
-                    major: is_major(old_ref, new_ref),
+                    major: is_major(old_tag, new_tag),
                     repository,
                     from,
                     to,
@@ -198,12 +215,25 @@ mod tests {
 
     #[test]
     fn image_references_split_at_the_tag_or_digest() {
-        assert_eq!(split_image("ghcr.io/a/b:1.2"), ("ghcr.io/a/b", "1.2"));
+        assert_eq!(split_image("ghcr.io/a/b:1.2"), ("ghcr.io/a/b", "1.2", None));
         assert_eq!(
             split_image("localhost:5000/b"),
-            ("localhost:5000/b", "latest")
+            ("localhost:5000/b", "latest", None)
         );
-        assert_eq!(split_image("b:1@sha256:ab"), ("b:1", "sha256:ab"));
+        assert_eq!(
+            split_image("ghcr.io/a/b:1.19.5@sha256:2e49"),
+            ("ghcr.io/a/b", "1.19.5", Some("sha256:2e49"))
+        );
+        assert_eq!(split_image("b@sha256:ab"), ("b", "", Some("sha256:ab")));
+        // The digest is shown only when the tag does not tell the two apart.
+        assert_eq!(
+            shown_ref("1.2", Some("sha256:abcdef0123456789"), "1.3"),
+            "1.2"
+        );
+        assert_eq!(
+            shown_ref("1.2", Some("sha256:abcdef0123456789"), "1.2"),
+            "1.2@sha256:abcdef012345"
+        );
     }
 
     #[test]

@@ -65,10 +65,48 @@ pub enum Output {
 
 /// One side: a tree to build and what it is.
 struct Side {
+    /// The tree to build: the work tree or `--base-path`, or once exported, the revision's.
     dir: PathBuf,
     revision: Revision,
+    /// The commit still to export (in the side's own thread, beside the other side's work).
+    commit: Option<GitRevision>,
     /// The exported revision's directory, removed when the side is dropped.
     _export: Option<tempfile::TempDir>,
+}
+
+impl Side {
+    fn of_commit(rev: GitRevision) -> Side {
+        Side {
+            dir: PathBuf::new(),
+            revision: revision_of(&rev),
+            commit: Some(rev),
+            _export: None,
+        }
+    }
+
+    /// Writes the commit's tree out, when the side is a commit. Each thread opens the
+    /// repository itself: a gix handle is not shared between threads.
+    fn export(&mut self, repo: &Path, verbosity: Verbosity) -> Result<(), String> {
+        let Some(rev) = self.commit.take() else {
+            return Ok(());
+        };
+        let checkout = Checkout::open(repo).map_err(|e| e.to_string())?;
+        let dir = tempfile::Builder::new()
+            .prefix("plumb-diff-")
+            .tempdir_in(export_root())
+            .map_err(|e| format!("cannot make a temporary directory for {rev}: {e}"))?;
+        let exported = checkout
+            .export(&rev, dir.path())
+            .map_err(|e| e.to_string())?;
+        if verbosity.verbose > 0 {
+            for (path, target) in &exported.skipped_symlinks {
+                eprintln!("note: {rev}: symlink {path} -> {target} leaves the tree: not read");
+            }
+        }
+        self.dir = dir.path().to_path_buf();
+        self._export = Some(dir);
+        Ok(())
+    }
 }
 
 fn revision_of(r: &GitRevision) -> Revision {
@@ -80,29 +118,31 @@ fn revision_of(r: &GitRevision) -> Revision {
     }
 }
 
-/// Writes `rev` of `checkout` into a new temporary directory.
-fn export(checkout: &Checkout, rev: &GitRevision, verbosity: Verbosity) -> Result<Side, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("plumb-diff-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a temporary directory for {rev}: {e}"))?;
-    let exported = checkout
-        .export(rev, dir.path())
-        .map_err(|e| e.to_string())?;
-    if verbosity.verbose > 0 {
-        for (path, target) in &exported.skipped_symlinks {
-            eprintln!("note: {rev}: symlink {path} -> {target} leaves the tree: not read");
+/// Where exported revisions go: `TMPDIR` when the user set one, else a memory file system
+/// (`XDG_RUNTIME_DIR`, `/dev/shm`) when there is one, else the system's temporary directory.
+/// Writing a tree of a thousand small files costs a second on some disks and nothing in
+/// memory; the directory is private to the user either way (`0700`).
+fn export_root() -> PathBuf {
+    if std::env::var_os("TMPDIR").is_some() {
+        return std::env::temp_dir();
+    }
+    let memory = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([PathBuf::from("/dev/shm")]);
+    for dir in memory {
+        let writable = std::fs::metadata(&dir)
+            .map(|m| m.is_dir() && !m.permissions().readonly())
+            .unwrap_or(false);
+        if writable && tempfile::Builder::new().tempdir_in(&dir).is_ok() {
+            return dir;
         }
     }
-    Ok(Side {
-        dir: dir.path().to_path_buf(),
-        revision: revision_of(rev),
-        _export: Some(dir),
-    })
+    std::env::temp_dir()
 }
 
 /// The two sides the arguments name; `Err` is a message for exit 2.
-fn sides(args: &DiffArgs, verbosity: Verbosity) -> Result<(Side, Side), String> {
+fn sides(args: &DiffArgs) -> Result<(Side, Side), String> {
     if !args.repo.is_dir() {
         return Err(format!(
             "repository {} is not a directory",
@@ -116,11 +156,12 @@ fn sides(args: &DiffArgs, verbosity: Verbosity) -> Result<(Side, Side), String> 
             label: "work tree".into(),
             ..Revision::default()
         },
+        commit: None,
         _export: None,
     };
     let head = match (&args.head, &checkout) {
         (None, _) => work_tree(),
-        (Some(rev), Ok(c)) => export(c, &c.resolve(rev).map_err(|e| e.to_string())?, verbosity)?,
+        (Some(rev), Ok(c)) => Side::of_commit(c.resolve(rev).map_err(|e| e.to_string())?),
         (Some(_), Err(e)) => return Err(format!("--head: {e}")),
     };
     let base = match (&args.base_path, &checkout) {
@@ -134,6 +175,7 @@ fn sides(args: &DiffArgs, verbosity: Verbosity) -> Result<(Side, Side), String> 
                     label: dir.display().to_string(),
                     ..Revision::default()
                 },
+                commit: None,
                 _export: None,
             }
         }
@@ -143,7 +185,7 @@ fn sides(args: &DiffArgs, verbosity: Verbosity) -> Result<(Side, Side), String> 
                 None => c.default_base(),
             }
             .map_err(|e| e.to_string())?;
-            export(c, &rev, verbosity)?
+            Side::of_commit(rev)
         }
         (None, Err(e)) => {
             return Err(format!(
@@ -168,23 +210,13 @@ fn entries_in(dir: &Path, entries: &[String]) -> Vec<String> {
 }
 
 pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
-    let (base, head) = match sides(&args, verbosity) {
+    let (mut base, mut head) = match sides(&args) {
         Ok(sides) => sides,
         Err(message) => {
             crate::report::error(&message);
             return ExitCode::from(2);
         }
     };
-    if !args.entries.is_empty()
-        && entries_in(&base.dir, &args.entries).is_empty()
-        && entries_in(&head.dir, &args.entries).is_empty()
-    {
-        crate::report::error(&format!(
-            "entry path {} is a directory on neither side",
-            args.entries.join(", ")
-        ));
-        return ExitCode::from(2);
-    }
     let mode = if args.no_strict {
         Mode::Lenient
     } else {
@@ -194,8 +226,11 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
     // GitRepositories are this repository, the same way on both.
     let checkout = plumb_flux::sync::checkout(&args.repo);
     let renderer = super::helm::renderer(&args.fetch);
-    let build_side = |side: &Side| {
+    let build_side = |side: &mut Side| {
         let started = Instant::now();
+        if let Err(e) = side.export(&args.repo, verbosity) {
+            return (Err(e), 0.0);
+        }
         let entries = entries_in(&side.dir, &args.entries);
         let result = if !args.entries.is_empty() && entries.is_empty() {
             Ok(None)
@@ -217,8 +252,8 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
         (result, started.elapsed().as_secs_f64())
     };
     let ((base_build, base_seconds), (head_build, head_seconds)) = std::thread::scope(|s| {
-        let b = s.spawn(|| build_side(&base));
-        let h = build_side(&head);
+        let b = s.spawn(|| build_side(&mut base));
+        let h = build_side(&mut head);
         (
             b.join()
                 .unwrap_or((Err("the base build panicked".into()), 0.0)),
@@ -233,6 +268,16 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !args.entries.is_empty()
+        && entries_in(&base.dir, &args.entries).is_empty()
+        && entries_in(&head.dir, &args.entries).is_empty()
+    {
+        crate::report::error(&format!(
+            "entry path {} is a directory on neither side",
+            args.entries.join(", ")
+        ));
+        return ExitCode::from(2);
+    }
     if base_build.is_none() && head_build.is_none() {
         crate::report::error(&SetupError::NoEntries.to_string());
         return ExitCode::from(2);
