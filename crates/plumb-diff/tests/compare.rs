@@ -244,3 +244,162 @@ fn a_diff_of_megabytes_is_cut_to_the_limit_and_stays_valid_markdown() {
     assert_eq!(cut.matches("<details>").count(), 40);
     assert_eq!(cut.matches("more lines cut").count(), 40);
 }
+
+/// The danger codes a change from `before` to `after` (one object of one pruning
+/// Kustomization, or none on a side) gets.
+fn dangers_of(before: Option<Value>, after: Option<Value>) -> Vec<(String, String)> {
+    let base = snapshot(vec![ks("a", None, true, before.into_iter().collect())]);
+    let head = snapshot(vec![ks("a", None, true, after.into_iter().collect())]);
+    diff(&base, &head, &Options::default())
+        .dangers
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect()
+}
+
+fn codes(list: &[(String, String)]) -> Vec<&str> {
+    list.iter().map(|(c, _)| c.as_str()).collect()
+}
+
+#[test]
+fn each_danger_is_noted_once_and_only_for_its_change() {
+    let deploy = |replicas: Option<i64>, extra: Value| {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "a"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                     "template": {"spec": {"containers": [{"name": "web", "image": "web:1"}]}}}});
+        if let Some(n) = replicas {
+            d["spec"]["replicas"] = json!(n);
+        }
+        if let Value::Object(extra) = extra {
+            for (k, v) in extra {
+                d["spec"]["template"]["spec"][k] = v;
+            }
+        }
+        d
+    };
+    // DIF004: the default of one, then an explicit 3, to 0; 0 to 2 is no danger.
+    assert_eq!(
+        codes(&dangers_of(
+            Some(deploy(None, json!({}))),
+            Some(deploy(Some(0), json!({})))
+        )),
+        ["DIF004"]
+    );
+    assert_eq!(
+        codes(&dangers_of(
+            Some(deploy(Some(3), json!({}))),
+            Some(deploy(Some(0), json!({})))
+        )),
+        ["DIF004"]
+    );
+    assert!(dangers_of(
+        Some(deploy(Some(0), json!({}))),
+        Some(deploy(Some(2), json!({})))
+    )
+    .is_empty());
+
+    // DIF007: a hostPath volume and a privileged container, added or new; kept ones are not.
+    let host = json!({"volumes": [{"name": "sock", "hostPath": {"path": "/run/docker.sock"}}],
+                      "containers": [{"name": "web", "image": "web:1", "securityContext": {"privileged": true}}]});
+    let found = dangers_of(
+        Some(deploy(None, json!({}))),
+        Some(deploy(None, host.clone())),
+    );
+    assert_eq!(codes(&found), ["DIF007"]);
+    assert!(
+        found[0].1.contains("privileged container web") && found[0].1.contains("/run/docker.sock"),
+        "{found:?}"
+    );
+    assert_eq!(
+        codes(&dangers_of(None, Some(deploy(None, host.clone())))),
+        ["DIF007"]
+    );
+    assert!(dangers_of(
+        Some(deploy(None, host.clone())),
+        Some(deploy(Some(2), host))
+    )
+    .is_empty());
+
+    // DIF005: suspended and resumed.
+    let hr = |suspend: Option<bool>| {
+        let mut v = json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                           "metadata": {"name": "app", "namespace": "a"}, "spec": {"interval": "1h"}});
+        if let Some(s) = suspend {
+            v["spec"]["suspend"] = json!(s);
+        }
+        v
+    };
+    let suspended = dangers_of(Some(hr(None)), Some(hr(Some(true))));
+    assert_eq!(codes(&suspended), ["DIF005"]);
+    assert!(suspended[0].1.contains("is suspended"));
+    let resumed = dangers_of(Some(hr(Some(true))), Some(hr(Some(false))));
+    assert!(resumed[0].1.contains("is resumed"), "{resumed:?}");
+    assert!(dangers_of(Some(hr(Some(false))), Some(hr(None))).is_empty());
+
+    // DIF006: a wildcard rule gained, a cluster-admin binding; an unchanged wildcard is not.
+    let role = |rules: Value| json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"}, "rules": rules});
+    let narrow = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]);
+    let wide = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}, {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]);
+    assert_eq!(
+        codes(&dangers_of(
+            Some(role(narrow.clone())),
+            Some(role(wide.clone()))
+        )),
+        ["DIF006"]
+    );
+    assert!(dangers_of(
+        Some(role(wide.clone())),
+        Some(role(json!([wide[1].clone(), narrow[0].clone()])))
+    )
+    .is_empty());
+    let binding = |role: &str| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}})
+    };
+    let found = dangers_of(Some(binding("view")), Some(binding("cluster-admin")));
+    // A binding's roleRef is immutable too: both notes, each once.
+    assert_eq!(codes(&found), ["DIF001", "DIF006"], "{found:?}");
+
+    // DIF008: prune turned on for a Kustomization that applies objects (the child producer).
+    let child_ks = |prune: bool| {
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "child", "namespace": "flux-system"}, "spec": {"prune": prune, "path": "./child"}})
+    };
+    let base = snapshot(vec![
+        ks("root", None, true, vec![child_ks(false)]),
+        ks(
+            "child",
+            Some("root"),
+            false,
+            vec![cm("x", json!({})), cm("y", json!({}))],
+        ),
+    ]);
+    let head = snapshot(vec![
+        ks("root", None, true, vec![child_ks(true)]),
+        ks(
+            "child",
+            Some("root"),
+            true,
+            vec![cm("x", json!({})), cm("y", json!({}))],
+        ),
+    ]);
+    let found = diff(&base, &head, &Options::default()).dangers;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].code, "DIF008");
+    assert!(
+        found[0].message.contains("the 2 objects it applies"),
+        "{}",
+        found[0].message
+    );
+
+    // DIF002: a claim shrinks; growing is fine.
+    let pvc = |size: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "d", "namespace": "a"},
+        "spec": {"resources": {"requests": {"storage": size}}}})
+    };
+    assert_eq!(
+        codes(&dangers_of(Some(pvc("10Gi")), Some(pvc("9500Mi")))),
+        ["DIF002"]
+    );
+    assert!(dangers_of(Some(pvc("10Gi")), Some(pvc("20Gi"))).is_empty());
+}

@@ -729,3 +729,30 @@ fn bad_revisions_and_shallow_clones_are_clear_errors() {
     let (code, _, _) = diff(&work, cache.path(), &["--max-bytes", "10"]);
     assert_eq!(code, Some(2));
 }
+
+#[test]
+fn danger_codes_are_explained() {
+    let out = assert_cmd::Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["explain", "dif003"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("DIF003 (StatefulObjectPruned): "),
+        "{text}"
+    );
+    assert!(text.contains("## Why is this bad?"), "{text}");
+    let out = assert_cmd::Command::cargo_bin("plumb")
+        .unwrap()
+        .args(["explain", "--list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout);
+    for code in [
+        "DIF001", "DIF002", "DIF003", "DIF004", "DIF005", "DIF006", "DIF007", "DIF008",
+    ] {
+        assert!(list.contains(code), "{code} not listed");
+    }
+}
