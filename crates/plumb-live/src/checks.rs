@@ -83,6 +83,22 @@ pub struct Expect {
     pub commit: Option<String>,
 }
 
+/// The (`apiVersion`, kind) of every object `entry` applies: what [`crate::Cluster::read`]
+/// asks discovery about and lists.
+pub fn wanted(entry: &EntryBuild) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = entry
+        .kustomizations
+        .iter()
+        .flat_map(|k| &k.objects)
+        .chain(entry.releases.iter().flat_map(|r| &r.objects))
+        .map(|o| (o.api_version().to_string(), o.kind().to_string()))
+        .filter(|(v, k)| !v.is_empty() && !k.is_empty())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Every check of `entry` against `live`.
 pub fn verify(entry: &EntryBuild, live: &Live, expect: &Expect) -> Vec<Check> {
     let mut out = Vec::new();
@@ -176,11 +192,21 @@ fn reconcile(entry: &EntryBuild, live: &Live, expect: &Expect, out: &mut Vec<Che
                 } else {
                     evidence.push(format!("applied revision {applied}"));
                 }
-                let is_repository = entry.repository_source.as_ref().is_some_and(|r| {
-                    r.kind == k.kustomization.source_ref.kind
-                        && r.namespace == source_ns
-                        && r.name == k.kustomization.source_ref.name
-                });
+                // The source that syncs this repository: the entry's own sync source, else
+                // (an entry no Kustomization of the repository syncs) `flux bootstrap`'s
+                // GitRepository flux-system/flux-system.
+                let is_repository = match &entry.repository_source {
+                    Some(r) => {
+                        r.kind == k.kustomization.source_ref.kind
+                            && r.namespace == source_ns
+                            && r.name == k.kustomization.source_ref.name
+                    }
+                    None => {
+                        k.kustomization.source_ref.kind == "GitRepository"
+                            && source_ns == "flux-system"
+                            && k.kustomization.source_ref.name == "flux-system"
+                    }
+                };
                 if let (true, Some(commit)) = (is_repository, &expect.commit) {
                     if !revision.ends_with(commit.as_str()) {
                         failed = true;
