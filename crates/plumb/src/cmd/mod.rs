@@ -12,3 +12,4 @@ pub mod kustomize;
 pub mod progress;
 pub mod remote;
 pub mod state;
+pub mod verify;

@@ -1,0 +1,118 @@
+//! `plumb verify` as a user runs it, against the in-process API server of plumb-live's tests
+//! holding the homelab cluster in sync (plumb-live/tests/support): exit 0 with every check
+//! passing, 1 with a suspended Kustomization shown with its evidence, 2 when the API cannot be
+//! reached; the JSON document's shape.
+
+#[path = "../../plumb-live/tests/support/cluster.rs"]
+mod cluster;
+#[path = "../../plumb-live/tests/support/fake_api.rs"]
+mod fake_api;
+
+use assert_cmd::Command;
+use cluster::{homelab, in_sync, item};
+use fake_api::FakeApi;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// A copy of examples/homelab outside any git checkout (so no commit is expected of it).
+fn homelab_copy(dir: &Path) -> std::path::PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), &target).unwrap();
+            }
+        }
+    }
+    let to = dir.join("homelab");
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab"),
+        &to,
+    );
+    to
+}
+
+fn verify(repo: &Path, kubeconfig: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args([
+            "verify",
+            "--color",
+            "never",
+            "--no-helm",
+            "--offline",
+            "--entry",
+            "clusters/dev",
+        ])
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(repo.join(".cache"))
+        .args(extra)
+        .arg(repo)
+        .env("PLUMB_CONFIG", repo.join("no-user-config.yaml"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = homelab_copy(dir.path());
+    let entry = homelab();
+
+    let api = FakeApi::start(in_sync(&entry));
+    let (code, text, stderr) = verify(&repo, &api.kubeconfig(dir.path()), &[]);
+    assert_eq!(code, Some(0), "{text}\n{stderr}");
+    assert!(
+        text.contains("✓ Kustomization flux-system/platform"),
+        "{text}"
+    );
+    assert!(!text.contains('✗'), "{text}");
+    let (code, json_text, _) = verify(&repo, &api.kubeconfig(dir.path()), &["-o", "json"]);
+    assert_eq!(code, Some(0));
+    let doc: Value = serde_json::from_str(&json_text).unwrap();
+    assert_eq!(doc["schema"], "plumb.verify/v1");
+    assert_eq!(doc["summary"]["fail"], 0);
+    assert!(doc["checks"].as_array().unwrap().len() > 50, "{doc}");
+    // Reads only, and no kind listed twice.
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.starts_with("GET ")),
+        "{requests:?}"
+    );
+
+    let mut state = in_sync(&entry);
+    item(&mut state, "Kustomization", "apps-wave-0")["spec"]["suspend"] = json!(true);
+    let api = FakeApi::start(state);
+    let (code, text, _) = verify(&repo, &api.kubeconfig(dir.path()), &[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("✗ Kustomization flux-system/apps-wave-0\n      spec.suspend: true"),
+        "{text}"
+    );
+
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let gone = dir.path().join("gone");
+    std::fs::write(&gone, format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n")).unwrap();
+    let (code, text, stderr) = verify(&repo, &gone, &[]);
+    assert_eq!(code, Some(2));
+    assert!(text.is_empty());
+    assert!(
+        stderr.contains(&format!(
+            "cannot reach the Kubernetes API at http://127.0.0.1:{port}"
+        )),
+        "{stderr}"
+    );
+}
