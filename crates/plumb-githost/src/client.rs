@@ -64,12 +64,10 @@ impl<'a> Client<'a> {
             401 | 403 => {
                 let mut permission = permission.to_string();
                 if self.host.token.is_none() {
-                    permission.push_str(
-                        match self.host.flavor {
-                            Flavor::GitHub => " (no token was given: set GITHUB_TOKEN)",
-                            Flavor::Gitea => " (no token was given: set GITEA_TOKEN or FORGEJO_TOKEN)",
-                        },
-                    );
+                    permission.push_str(match self.host.flavor {
+                        Flavor::GitHub => " (no token was given: set GITHUB_TOKEN)",
+                        Flavor::Gitea => " (no token was given: set GITEA_TOKEN or FORGEJO_TOKEN)",
+                    });
                 }
                 return Err(HostError::Forbidden {
                     url: url.to_string(),
@@ -86,15 +84,30 @@ impl<'a> Client<'a> {
         if !(200..300).contains(&status) {
             return Err(HostError::Protocol {
                 url: url.to_string(),
-                message: format!("HTTP {status}: {}", excerpt(&body)),
+                message: format!("HTTP {status}: {}", self.excerpt(&body)),
             });
         }
         serde_json::from_str(&body)
             .map(Some)
             .map_err(|e| HostError::Protocol {
                 url: url.to_string(),
-                message: format!("the answer is not JSON ({e}): {}", excerpt(&body)),
+                message: format!("the answer is not JSON ({e}): {}", self.excerpt(&body)),
             })
+    }
+}
+
+impl Client<'_> {
+    /// The start of a body for an error message, with the token scrubbed should the server
+    /// echo it.
+    fn excerpt(&self, body: &str) -> String {
+        scrub(&excerpt(body), self.host.token.as_deref())
+    }
+}
+
+fn scrub(text: &str, token: Option<&str>) -> String {
+    match token {
+        Some(t) if !t.is_empty() => text.replace(t, "<redacted>"),
+        _ => text.to_string(),
     }
 }
 
@@ -111,10 +124,7 @@ fn transport_message(error: &reqwest::Error, token: Option<&str>) -> String {
         }
         source = cause.source();
     }
-    match token {
-        Some(t) if !t.is_empty() => text.replace(t, "<redacted>"),
-        _ => text,
-    }
+    scrub(&text, token)
 }
 
 fn excerpt(body: &str) -> String {

@@ -294,15 +294,30 @@ mod tests {
     fn overrides() {
         let url = "ssh://git@git.example.com:2222/ops/flux.git";
         let h = host(url, Some("gitea+http://git.example.com:3000"));
-        assert_eq!((h.flavor, h.api.as_str()), (Flavor::Gitea, "http://git.example.com:3000/api/v1"));
+        assert_eq!(
+            (h.flavor, h.api.as_str()),
+            (Flavor::Gitea, "http://git.example.com:3000/api/v1")
+        );
         let h = host(url, Some("forgejo+https://code.example.com/api/v1/"));
-        assert_eq!((h.flavor, h.api.as_str()), (Flavor::Gitea, "https://code.example.com/api/v1"));
+        assert_eq!(
+            (h.flavor, h.api.as_str()),
+            (Flavor::Gitea, "https://code.example.com/api/v1")
+        );
         let h = host(url, Some("github"));
-        assert_eq!((h.flavor, h.api.as_str()), (Flavor::GitHub, "https://api.github.com"));
+        assert_eq!(
+            (h.flavor, h.api.as_str()),
+            (Flavor::GitHub, "https://api.github.com")
+        );
         let h = host(url, Some("github+https://ghe.example.com"));
-        assert_eq!((h.flavor, h.api.as_str()), (Flavor::GitHub, "https://ghe.example.com/api/v3"));
+        assert_eq!(
+            (h.flavor, h.api.as_str()),
+            (Flavor::GitHub, "https://ghe.example.com/api/v3")
+        );
         let h = host(url, Some("http://127.0.0.1:8080/api/v1"));
-        assert_eq!((h.flavor, h.api.as_str()), (Flavor::Gitea, "http://127.0.0.1:8080/api/v1"));
+        assert_eq!(
+            (h.flavor, h.api.as_str()),
+            (Flavor::Gitea, "http://127.0.0.1:8080/api/v1")
+        );
         let h = host(url, Some("https://api.github.com"));
         assert_eq!(h.flavor, Flavor::GitHub);
         assert_eq!((h.owner.as_str(), h.repo.as_str()), ("ops", "flux"));
@@ -312,14 +327,26 @@ mod tests {
 
     #[test]
     fn urls_without_owner_and_repo_are_not_hosts() {
-        for url in ["", "https://github.com/", "https://github.com/acme", "/srv/git/repo", "file:///srv/a/b"] {
-            assert!(Host::from_url_with_env(url, None, env(&[])).is_none(), "{url}");
+        for url in [
+            "",
+            "https://github.com/",
+            "https://github.com/acme",
+            "/srv/git/repo",
+            "file:///srv/a/b",
+        ] {
+            assert!(
+                Host::from_url_with_env(url, None, env(&[])).is_none(),
+                "{url}"
+            );
         }
     }
 
     #[test]
     fn tokens_come_from_the_flavor_s_variables() {
-        let vars = env(&[("GITHUB_TOKEN", "gh-secret"), ("FORGEJO_TOKEN", "fj-secret")]);
+        let vars = env(&[
+            ("GITHUB_TOKEN", "gh-secret"),
+            ("FORGEJO_TOKEN", "fj-secret"),
+        ]);
         let h = Host::from_url_with_env("git@github.com:a/b.git", None, &vars).unwrap();
         assert_eq!(h.token.as_deref(), Some("gh-secret"));
         let h = Host::from_url_with_env("git@git.lan:a/b.git", None, &vars).unwrap();

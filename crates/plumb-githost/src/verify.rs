@@ -6,6 +6,7 @@ use crate::error::HostError;
 use crate::host::{Flavor, Host};
 use crate::workflow::{Job, Workflow};
 use serde_json::Value;
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 /// How a check came out.
@@ -142,7 +143,9 @@ impl Asker<'_> {
                     .client
                     .repo_url(&format!("/branches/{}/protection", path_escape(branch)));
                 let source = self.shown(&url);
-                let rule = self.get(&url, Call::Protection)?.map(|p| github_rule(branch, &p));
+                let rule = self
+                    .get(&url, Call::Protection)?
+                    .map(|p| github_rule(branch, &p));
                 Ok(Protection {
                     branch: branch.to_string(),
                     source,
@@ -152,7 +155,9 @@ impl Asker<'_> {
             Flavor::Gitea => {
                 let url = self.client.repo_url("/branch_protections");
                 let source = self.shown(&url);
-                let list = self.get(&url, Call::Protection)?.unwrap_or(Value::Array(Vec::new()));
+                let list = self
+                    .get(&url, Call::Protection)?
+                    .unwrap_or(Value::Array(Vec::new()));
                 let Some(rules) = list.as_array() else {
                     return Err(HostError::Protocol {
                         url,
@@ -199,7 +204,11 @@ impl Asker<'_> {
             if evidence.is_empty() {
                 evidence.push("no workflow job needs a runner".into());
             }
-            let outcome = if dynamic { Outcome::Unknown } else { Outcome::Pass };
+            let outcome = if dynamic {
+                Outcome::Unknown
+            } else {
+                Outcome::Pass
+            };
             return Ok(Check::new("runner-online", title, outcome, evidence));
         }
         let url = format!(
@@ -213,13 +222,23 @@ impl Asker<'_> {
                 Flavor::Gitea => format!("{shown}: 404: this Gitea/Forgejo has no runner API (Gitea 1.25 added it), so runners cannot be checked"),
                 Flavor::GitHub => format!("{shown}: 404: Actions runners cannot be listed for this repository"),
             });
-            return Ok(Check::new("runner-online", title, Outcome::Unknown, evidence));
+            return Ok(Check::new(
+                "runner-online",
+                title,
+                Outcome::Unknown,
+                evidence,
+            ));
         };
         let runners = match runners(&body) {
             Some(r) => r,
             None => {
                 evidence.push(format!("{shown}: the answer has no `runners` list"));
-                return Ok(Check::new("runner-online", title, Outcome::Unknown, evidence));
+                return Ok(Check::new(
+                    "runner-online",
+                    title,
+                    Outcome::Unknown,
+                    evidence,
+                ));
             }
         };
         evidence.push(format!(
@@ -333,7 +352,10 @@ impl Asker<'_> {
                         let (jobs, seen) = self.jobs(run.id)?;
                         match jobs {
                             None => {
-                                evidence.push(format!("{seen}: the jobs of run {} cannot be read", run.id));
+                                evidence.push(format!(
+                                    "{seen}: the jobs of run {} cannot be read",
+                                    run.id
+                                ));
                                 if outcome == Outcome::Pass {
                                     outcome = Outcome::Unknown;
                                 }
@@ -402,18 +424,17 @@ impl Asker<'_> {
         let mut tally: BTreeMap<String, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
         let mut unreadable = Vec::new();
         for run in &recent {
-            if !known.contains_key(&run.id) {
-                match self.jobs(run.id)? {
-                    (Some(jobs), _) => {
-                        known.insert(run.id, jobs);
-                    }
+            let jobs = match known.entry(run.id) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => match self.jobs(run.id)? {
+                    (Some(jobs), _) => e.insert(jobs),
                     (None, seen) => {
                         unreadable.push(seen);
                         continue;
                     }
-                }
-            }
-            for job in &known[&run.id] {
+                },
+            };
+            for job in jobs.iter() {
                 let entry = tally.entry(job.name.clone()).or_default();
                 entry.0.push(run.id);
                 if job.conclusion.as_deref() == Some("skipped") {
@@ -429,7 +450,11 @@ impl Asker<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )];
-        evidence.extend(unreadable.into_iter().map(|s| format!("{s}: jobs cannot be read")));
+        evidence.extend(
+            unreadable
+                .into_iter()
+                .map(|s| format!("{s}: jobs cannot be read")),
+        );
         let mut outcome = Outcome::Pass;
         for (name, (seen, skipped)) in &tally {
             if !seen.is_empty() && seen.len() == skipped.len() {
@@ -493,8 +518,14 @@ impl Asker<'_> {
             .collect();
         let mut evidence = vec![caveat.to_string()];
         if mine.is_empty() {
-            evidence.push(format!("{shown}: no task for commit {commit} among the latest {}", tasks.len()));
-            return Ok(vec![Check::new("ci-ran", ran_title, Outcome::Fail, evidence), gap]);
+            evidence.push(format!(
+                "{shown}: no task for commit {commit} among the latest {}",
+                tasks.len()
+            ));
+            return Ok(vec![
+                Check::new("ci-ran", ran_title, Outcome::Fail, evidence),
+                gap,
+            ]);
         }
         let mut outcome = Outcome::Pass;
         for task in mine {
@@ -515,7 +546,10 @@ impl Asker<'_> {
                 task.get("run_number").and_then(Value::as_u64).unwrap_or(0),
             ));
         }
-        Ok(vec![Check::new("ci-ran", ran_title, outcome, evidence), gap])
+        Ok(vec![
+            Check::new("ci-ran", ran_title, outcome, evidence),
+            gap,
+        ])
     }
 }
 
@@ -526,7 +560,10 @@ fn branch_protected(p: &Protection) -> Check {
             "branch-protected",
             title,
             Outcome::Pass,
-            vec![format!("{}: rule `{}` covers `{}`", p.source, rule.name, p.branch)],
+            vec![format!(
+                "{}: rule `{}` covers `{}`",
+                p.source, rule.name, p.branch
+            )],
         ),
         None => Check::new(
             "branch-protected",
@@ -544,7 +581,10 @@ fn no_force_push(p: &Protection) -> Check {
             "no-force-push",
             title,
             Outcome::Fail,
-            vec![format!("{}: `{}` is not protected: anyone with write access can force-push", p.source, p.branch)],
+            vec![format!(
+                "{}: `{}` is not protected: anyone with write access can force-push",
+                p.source, p.branch
+            )],
         ),
         Some(rule) => Check::new(
             "no-force-push",
@@ -574,9 +614,9 @@ fn contexts(flavor: Flavor, wf: &Workflow, job: &Job) -> Vec<String> {
 /// Whether the required context (GitHub: a name; Gitea: a glob pattern) is one the job reports.
 fn requires(flavor: Flavor, required: &str, job: &Job, reported: &[String]) -> bool {
     match flavor {
-        Flavor::GitHub => reported.iter().any(|c| {
-            required == c || (job.matrix && required.starts_with(&format!("{c} (")))
-        }),
+        Flavor::GitHub => reported
+            .iter()
+            .any(|c| required == c || (job.matrix && required.starts_with(&format!("{c} (")))),
         Flavor::Gitea => reported.iter().any(|c| glob_match(required, c)),
     }
 }
@@ -591,7 +631,10 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
             "required-checks",
             title,
             Outcome::Fail,
-            vec![format!("{}: `{}` is not protected: no check is required", p.source, p.branch)],
+            vec![format!(
+                "{}: `{}` is not protected: no check is required",
+                p.source, p.branch
+            )],
         );
     };
     let mut evidence = vec![format!("{}: {}", p.source, rule.required_evidence)];
@@ -621,7 +664,10 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
             if !found {
                 missing.push(format!(
                     "`{}` ({})",
-                    reported.first().cloned().unwrap_or_else(|| job.name.clone()),
+                    reported
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| job.name.clone()),
                     job_place(wf, job)
                 ));
             }
@@ -658,7 +704,12 @@ fn github_rule(branch: &str, p: &Value) -> Rule {
             .filter_map(Value::as_str)
             .map(str::to_string)
             .collect();
-        for check in c.get("checks").and_then(Value::as_array).into_iter().flatten() {
+        for check in c
+            .get("checks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(name) = check.get("context").and_then(Value::as_str) {
                 if !names.iter().any(|n| n == name) {
                     names.push(name.to_string());
@@ -720,7 +771,10 @@ fn gitea_rule(branch: &str, rules: &[Value]) -> Option<Rule> {
             format!("enable_status_check = true, status_check_contexts = {contexts:?}"),
         )
     } else {
-        (None, "enable_status_check = false: no check is required".to_string())
+        (
+            None,
+            "enable_status_check = false: no check is required".to_string(),
+        )
     };
     let (force_push_allowed, force_push_evidence) = match rule
         .get("enable_force_push")
@@ -871,9 +925,10 @@ fn judge_run(run: &Run, jobs: &[RunJob], seen: &str, evidence: &mut Vec<String>)
     for job in jobs {
         let (good, verdict) = match (job.status.as_str(), job.conclusion.as_deref()) {
             ("completed", Some("success" | "neutral")) => (true, "ran"),
-            ("completed", Some("skipped")) => {
-                (false, "was skipped (a skipped job reports success to branch protection)")
-            }
+            ("completed", Some("skipped")) => (
+                false,
+                "was skipped (a skipped job reports success to branch protection)",
+            ),
             ("completed", _) => (false, "did not succeed"),
             _ => (false, "has not concluded"),
         };

@@ -75,7 +75,11 @@ fn is_pull_request(event: &str) -> bool {
 fn workflow_dirs(flavor: Flavor) -> &'static [&'static str] {
     match flavor {
         Flavor::GitHub => &[".github/workflows"],
-        Flavor::Gitea => &[".gitea/workflows", ".forgejo/workflows", ".github/workflows"],
+        Flavor::Gitea => &[
+            ".gitea/workflows",
+            ".forgejo/workflows",
+            ".github/workflows",
+        ],
     }
 }
 
@@ -95,12 +99,7 @@ pub fn workflows(dir: &Path, flavor: Flavor) -> Result<Vec<Workflow>, WorkflowEr
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.is_file())
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("yml" | "yaml")
-            )
-        })
+        .filter(|p| matches!(p.extension().and_then(|x| x.to_str()), Some("yml" | "yaml")))
         .collect();
     files.sort();
     files
@@ -256,13 +255,33 @@ mod tests {
         let summary: Vec<_> = wf
             .jobs
             .iter()
-            .map(|j| (j.id.as_str(), j.name.as_str(), j.runs_on.clone(), j.matrix, j.line))
+            .map(|j| {
+                (
+                    j.id.as_str(),
+                    j.name.as_str(),
+                    j.runs_on.clone(),
+                    j.matrix,
+                    j.line,
+                )
+            })
             .collect();
         assert_eq!(
             summary,
             [
-                ("build", "build", vec!["ubuntu-latest".to_string()], false, 7),
-                ("test", "Unit tests", vec!["self-hosted".into(), "linux".into(), "x64".into()], true, 9),
+                (
+                    "build",
+                    "build",
+                    vec!["ubuntu-latest".to_string()],
+                    false,
+                    7
+                ),
+                (
+                    "test",
+                    "Unit tests",
+                    vec!["self-hosted".into(), "linux".into(), "x64".into()],
+                    true,
+                    9
+                ),
                 ("group", "group", vec!["gpu".to_string()], false, 15),
                 ("call", "call", vec![], false, 19),
             ]
@@ -272,8 +291,11 @@ mod tests {
 
     #[test]
     fn a_workflow_without_name_is_named_after_its_file() {
-        let wf = parse_workflow(Path::new("w/lint.yml"), "on: [push]\njobs:\n  a:\n    runs-on: x\n")
-            .unwrap();
+        let wf = parse_workflow(
+            Path::new("w/lint.yml"),
+            "on: [push]\njobs:\n  a:\n    runs-on: x\n",
+        )
+        .unwrap();
         assert_eq!(wf.name, "lint.yml");
         assert_eq!(wf.events, ["push"]);
     }
@@ -285,9 +307,15 @@ mod tests {
             "on: push\njobs:\n  a:\n    steps: []\n  b:\n    runs-on: {x: 1}\n",
         )
         .unwrap_err();
-        assert_eq!(err.to_string(), "ci.yaml:3: job `a` has neither `runs-on` nor `uses`");
-        let err = parse_workflow(Path::new("ci.yaml"), "on: push\njobs:\n  b:\n    runs-on: {x: 1}\n")
-            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ci.yaml:3: job `a` has neither `runs-on` nor `uses`"
+        );
+        let err = parse_workflow(
+            Path::new("ci.yaml"),
+            "on: push\njobs:\n  b:\n    runs-on: {x: 1}\n",
+        )
+        .unwrap_err();
         assert_eq!(err.line, 4, "{err}");
         let err = parse_workflow(Path::new("ci.yaml"), "on: push\njobs: [\n").unwrap_err();
         assert_eq!(err.path, Path::new("ci.yaml"));
