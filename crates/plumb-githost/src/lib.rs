@@ -20,6 +20,7 @@
 
 mod client;
 pub mod error;
+mod glob;
 pub mod host;
 pub mod verify;
 pub mod workflow;

@@ -3,6 +3,7 @@
 
 use crate::client::Client;
 use crate::error::HostError;
+use crate::glob;
 use crate::host::{Flavor, Host};
 use crate::workflow::{Job, Workflow};
 use serde_json::Value;
@@ -599,12 +600,12 @@ fn no_force_push(p: &Protection) -> Check {
     }
 }
 
-/// The status contexts a job reports on a commit, as the host names them.
-fn contexts(flavor: Flavor, wf: &Workflow, job: &Job) -> Vec<String> {
+/// The status contexts a job reports on a commit to `branch`, as the host names them.
+fn contexts(flavor: Flavor, wf: &Workflow, job: &Job, branch: &str) -> Vec<String> {
     match flavor {
         Flavor::GitHub => vec![job.name.clone()],
         Flavor::Gitea => wf
-            .gitea_context_events()
+            .commit_events_for(branch)
             .into_iter()
             .map(|event| format!("{} / {} ({event})", wf.name, job.name))
             .collect(),
@@ -614,10 +615,12 @@ fn contexts(flavor: Flavor, wf: &Workflow, job: &Job) -> Vec<String> {
 /// Whether the required context (GitHub: a name; Gitea: a glob pattern) is one the job reports.
 fn requires(flavor: Flavor, required: &str, job: &Job, reported: &[String]) -> bool {
     match flavor {
+        // A job calling a reusable workflow reports `caller / called`.
+        Flavor::GitHub if job.uses.is_some() => required.starts_with(&format!("{} / ", job.name)),
         Flavor::GitHub => reported
             .iter()
             .any(|c| required == c || (job.matrix && required.starts_with(&format!("{c} (")))),
-        Flavor::Gitea => reported.iter().any(|c| glob_match(required, c)),
+        Flavor::Gitea => reported.iter().any(|c| glob::matches(required, c, None)),
     }
 }
 
@@ -642,9 +645,26 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
     let mut missing = Vec::new();
     let mut dynamic = false;
     let mut provided_by_workflows = vec![false; required.len()];
-    for wf in workflows.iter().filter(|w| w.reports_commit_checks()) {
+    for wf in workflows {
+        if wf.commit_events_for(&p.branch).is_empty() {
+            evidence.push(format!(
+                "{} does not run on pushes or pull requests to `{}`: its jobs cannot be required",
+                wf.path.display(),
+                p.branch
+            ));
+            continue;
+        }
         for job in &wf.jobs {
-            let reported = contexts(flavor, wf, job);
+            let reported = contexts(flavor, wf, job, &p.branch);
+            if flavor == Flavor::Gitea && job.uses.is_some() {
+                dynamic = true;
+                evidence.push(format!(
+                    "job `{}` ({}) calls a reusable workflow: its checks' names are not known",
+                    job.name,
+                    job_place(wf, job)
+                ));
+                continue;
+            }
             if job.name.contains("${{") {
                 dynamic = true;
                 evidence.push(format!(
@@ -749,10 +769,11 @@ fn gitea_rule(branch: &str, rules: &[Value]) -> Option<Rule> {
     };
     let mut ordered: Vec<&Value> = rules.iter().collect();
     ordered.sort_by_key(|r| r.get("priority").and_then(Value::as_i64).unwrap_or(0));
-    let rule = ordered
-        .iter()
-        .find(|r| name_of(r) == branch)
-        .or_else(|| ordered.iter().find(|r| glob_match(&name_of(r), branch)))?;
+    let rule = ordered.iter().find(|r| name_of(r) == branch).or_else(|| {
+        ordered
+            .iter()
+            .find(|r| glob::matches(&name_of(r), branch, Some('/')))
+    })?;
     let enabled = rule
         .get("enable_status_check")
         .and_then(Value::as_bool)
@@ -979,44 +1000,9 @@ fn path_escape(segment: &str) -> String {
     out
 }
 
-/// `*` (any run of characters) and `?` (one character), as Gitea matches rule names and
-/// required status contexts.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs_as_gitea_matches_them() {
-        assert!(glob_match("main", "main"));
-        assert!(glob_match("release/*", "release/1.0"));
-        assert!(glob_match("CI / * (push)", "CI / build (push)"));
-        assert!(glob_match("b?ild", "build"));
-        assert!(!glob_match("CI / test (push)", "CI / build (push)"));
-        assert!(!glob_match("main", "mainline"));
-    }
 
     #[test]
     fn branch_names_are_one_path_segment() {

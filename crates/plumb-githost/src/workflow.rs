@@ -2,6 +2,7 @@
 //! their status, and which runner labels they ask for.
 
 use crate::error::WorkflowError;
+use crate::glob;
 use crate::host::Flavor;
 use plumb_yaml::{Node, SourceFile};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,8 @@ pub struct Workflow {
     pub path: PathBuf,
     /// The workflow's `name:`, or its file name (`ci.yaml`) as Gitea names a run without one.
     pub name: String,
-    /// The events under `on:` (`push`, `pull_request`, `schedule`, ...).
-    pub events: Vec<String>,
+    /// The events under `on:` and their branch filters.
+    pub triggers: Vec<Trigger>,
     pub jobs: Vec<Job>,
 }
 
@@ -31,8 +32,52 @@ pub struct Job {
     /// Whether the job has a `strategy.matrix`: GitHub then reports one check per combination,
     /// `name (a, b)`.
     pub matrix: bool,
+    /// The reusable workflow a job calls (`uses:`); its checks are named after the called jobs.
+    pub uses: Option<String>,
     /// The 1-based line of the job's key.
     pub line: usize,
+}
+
+/// An event under `on:` and the branches it fires for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger {
+    /// `push`, `pull_request`, `schedule`, ...
+    pub event: String,
+    /// The `branches:` patterns in order (`!` negates); `None` when the event names none.
+    pub branches: Option<Vec<String>>,
+    /// The `branches-ignore:` patterns.
+    pub branches_ignore: Vec<String>,
+    /// Only `tags`/`tags-ignore` were given: the event then never fires for a branch.
+    pub tags_only: bool,
+}
+
+impl Trigger {
+    /// Whether the event fires for `branch` (for pull requests: the base branch), as both hosts
+    /// read the filters: the last matching `branches` pattern decides, `!` excludes.
+    pub fn fires_for(&self, branch: &str) -> bool {
+        if self.tags_only {
+            return false;
+        }
+        if self
+            .branches_ignore
+            .iter()
+            .any(|p| glob::matches(p, branch, Some('/')))
+        {
+            return false;
+        }
+        let Some(patterns) = &self.branches else {
+            return true;
+        };
+        let mut included = false;
+        for p in patterns {
+            match p.strip_prefix('!') {
+                Some(neg) if glob::matches(neg, branch, Some('/')) => included = false,
+                None if glob::matches(p, branch, Some('/')) => included = true,
+                _ => {}
+            }
+        }
+        included
+    }
 }
 
 impl Job {
@@ -43,19 +88,24 @@ impl Job {
 }
 
 impl Workflow {
-    /// Whether the workflow runs on commits of branches (push or pull request), the runs whose
-    /// checks branch protection can require.
-    pub fn reports_commit_checks(&self) -> bool {
-        self.events.iter().any(|e| is_push(e) || is_pull_request(e))
+    /// The event names under `on:`.
+    pub fn events(&self) -> impl Iterator<Item = &str> {
+        self.triggers.iter().map(|t| t.event.as_str())
     }
 
-    /// The events Gitea puts in a job's status context (`push`, `pull_request`).
-    pub fn gitea_context_events(&self) -> Vec<&'static str> {
+    /// The events of commits to `branch` (a push, or a pull request into it) that run this
+    /// workflow: the runs whose checks branch protection can require.
+    pub fn commit_events_for(&self, branch: &str) -> Vec<&'static str> {
+        let fires = |want: fn(&str) -> bool| {
+            self.triggers
+                .iter()
+                .any(|t| want(&t.event) && t.fires_for(branch))
+        };
         let mut out = Vec::new();
-        if self.events.iter().any(|e| is_push(e)) {
+        if fires(is_push) {
             out.push("push");
         }
-        if self.events.iter().any(|e| is_pull_request(e)) {
+        if fires(is_pull_request) {
             out.push("pull_request");
         }
         out
@@ -143,8 +193,8 @@ pub fn parse_workflow(path: &Path, text: &str) -> Result<Workflow, WorkflowError
         .and_then(Node::scalar_value)
         .filter(|n| !n.trim().is_empty())
         .map_or(file_name, |n| n.trim().to_string());
-    let events = match doc.get("on") {
-        Some(on) => events(on).ok_or_else(|| {
+    let triggers = match doc.get("on") {
+        Some(on) => triggers(on).ok_or_else(|| {
             error(
                 Some(on),
                 "`on` must be an event name, a list of them, or a mapping".into(),
@@ -193,29 +243,66 @@ pub fn parse_workflow(path: &Path, text: &str) -> Result<Workflow, WorkflowError
             name,
             runs_on,
             matrix,
+            uses: job
+                .get("uses")
+                .and_then(Node::scalar_value)
+                .map(str::to_string),
             line: key.span.as_ref().map_or(1, |s| s.location().line),
         });
     }
     Ok(Workflow {
         path: path.to_path_buf(),
         name,
-        events,
+        triggers,
         jobs,
     })
 }
 
-fn events(on: &Node) -> Option<Vec<String>> {
+fn triggers(on: &Node) -> Option<Vec<Trigger>> {
+    let plain = |event: &str| Trigger {
+        event: event.to_string(),
+        branches: None,
+        branches_ignore: Vec::new(),
+        tags_only: false,
+    };
     if let Some(s) = on.scalar_value() {
-        return Some(vec![s.to_string()]);
+        return Some(vec![plain(s)]);
     }
     if let Some(items) = on.as_sequence() {
-        return items
-            .iter()
-            .map(|i| i.scalar_value().map(str::to_string))
-            .collect();
+        return items.iter().map(|i| i.scalar_value().map(plain)).collect();
     }
-    on.is_mapping()
-        .then(|| on.keys().map(str::to_string).collect())
+    let entries = on.as_mapping()?;
+    entries
+        .iter()
+        .map(|(key, config)| {
+            let event = key.scalar_value()?;
+            let patterns = |name: &str| -> Option<Option<Vec<String>>> {
+                match config.get(name) {
+                    None => Some(None),
+                    Some(n) => {
+                        if let Some(s) = n.scalar_value() {
+                            Some(Some(vec![s.to_string()]))
+                        } else {
+                            n.as_sequence()?
+                                .iter()
+                                .map(|p| p.scalar_value().map(str::to_string))
+                                .collect::<Option<Vec<_>>>()
+                                .map(Some)
+                        }
+                    }
+                }
+            };
+            let branches = patterns("branches")?;
+            let branches_ignore = patterns("branches-ignore")?.unwrap_or_default();
+            let tags = config.get("tags").is_some() || config.get("tags-ignore").is_some();
+            Some(Trigger {
+                event: event.to_string(),
+                tags_only: tags && branches.is_none() && branches_ignore.is_empty(),
+                branches,
+                branches_ignore,
+            })
+        })
+        .collect()
 }
 
 fn runs_on(node: &Node) -> Option<Vec<String>> {
@@ -251,7 +338,7 @@ mod tests {
         let text = "name: CI\non:\n  push:\n    branches: [main]\n  pull_request: {}\njobs:\n  build:\n    runs-on: ubuntu-latest\n  test:\n    name: Unit tests\n    runs-on: [self-hosted, linux, x64]\n    strategy:\n      matrix:\n        v: [1, 2]\n  group:\n    runs-on:\n      group: big\n      labels: gpu\n  call:\n    uses: ./.github/workflows/other.yaml\n";
         let wf = parse_workflow(Path::new(".github/workflows/ci.yaml"), text).unwrap();
         assert_eq!(wf.name, "CI");
-        assert_eq!(wf.events, ["push", "pull_request"]);
+        assert_eq!(wf.events().collect::<Vec<_>>(), ["push", "pull_request"]);
         let summary: Vec<_> = wf
             .jobs
             .iter()
@@ -286,7 +373,13 @@ mod tests {
                 ("call", "call", vec![], false, 19),
             ]
         );
-        assert_eq!(wf.gitea_context_events(), ["push", "pull_request"]);
+        assert_eq!(wf.commit_events_for("main"), ["push", "pull_request"]);
+        // push is filtered to main; pull requests into any branch.
+        assert_eq!(wf.commit_events_for("dev"), ["pull_request"]);
+        assert_eq!(
+            wf.jobs[3].uses.as_deref(),
+            Some("./.github/workflows/other.yaml")
+        );
     }
 
     #[test]
@@ -297,7 +390,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(wf.name, "lint.yml");
-        assert_eq!(wf.events, ["push"]);
+        assert_eq!(wf.events().collect::<Vec<_>>(), ["push"]);
+    }
+
+    #[test]
+    fn branch_filters_as_the_hosts_read_them() {
+        let text = "on:\n  push:\n    branches: ['release/**', '!release/old*', main]\n    tags: ['v*']\n  pull_request:\n    branches-ignore: [main]\n  release:\n    tags: ['v*']\njobs:\n  a:\n    runs-on: x\n";
+        let wf = parse_workflow(Path::new("ci.yaml"), text).unwrap();
+        assert_eq!(wf.commit_events_for("main"), ["push"]);
+        assert_eq!(
+            wf.commit_events_for("release/1/rc"),
+            ["push", "pull_request"]
+        );
+        assert_eq!(wf.commit_events_for("release/old-1"), ["pull_request"]);
+        assert!(wf.triggers[2].tags_only);
+        let tags_only = "on:\n  push:\n    tags: ['v*']\njobs:\n  a:\n    runs-on: x\n";
+        let wf = parse_workflow(Path::new("t.yaml"), tags_only).unwrap();
+        assert!(wf.commit_events_for("main").is_empty());
     }
 
     #[test]

@@ -804,3 +804,52 @@ fn a_missing_repository_is_an_error_naming_it() {
     );
     assert!(err.to_string().contains("repository not found"), "{err}");
 }
+
+#[test]
+fn only_workflows_that_run_on_the_default_branch_must_be_required() {
+    for flavor in FLAVORS {
+        let s = Scenario::new(flavor);
+        let mut workflows = ci_workflows(flavor);
+        workflows.push(
+            parse_workflow(
+                Path::new("wf/nightly.yaml"),
+                "name: Nightly\non:\n  schedule:\n    - cron: '0 3 * * *'\njobs:\n  soak:\n    runs-on: [self-hosted, linux]\n",
+            )
+            .unwrap(),
+        );
+        workflows.push(
+            parse_workflow(
+                Path::new("wf/release.yaml"),
+                "on:\n  push:\n    tags: ['v*']\njobs:\n  publish:\n    runs-on: [self-hosted, linux]\n",
+            )
+            .unwrap(),
+        );
+        let checks = verify(&s.host, &workflows, SHA).unwrap();
+        let c = check(&checks, "required-checks");
+        assert_eq!(c.outcome, Outcome::Pass, "{flavor:?} {c:#?}");
+        let text = evidence(c);
+        assert!(
+            text.contains("wf/nightly.yaml does not run on pushes or pull requests to `main`"),
+            "{text}"
+        );
+        assert!(text.contains("wf/release.yaml does not run"), "{text}");
+    }
+}
+
+#[test]
+fn a_github_matrix_job_is_required_by_its_combinations() {
+    let s = Scenario::new(Flavor::GitHub);
+    s.protect_github(&["build (ubuntu, 1.22)", "Unit tests"], false);
+    let matrix = CI.replace(
+        "  build:\n",
+        "  build:\n    strategy:\n      matrix:\n        os: [ubuntu]\n        go: ['1.22']\n",
+    );
+    let wf = parse_workflow(Path::new(".github/workflows/ci.yaml"), &matrix).unwrap();
+    let checks = verify(&s.host, &[wf], SHA).unwrap();
+    let c = check(&checks, "required-checks");
+    assert_eq!(c.outcome, Outcome::Pass, "{c:#?}");
+    // Without the matrix, `build (ubuntu, 1.22)` is no name of `build`.
+    let plain = parse_workflow(Path::new(".github/workflows/ci.yaml"), CI).unwrap();
+    let checks = verify(&s.host, &[plain], SHA).unwrap();
+    assert_eq!(check(&checks, "required-checks").outcome, Outcome::Fail);
+}
