@@ -140,17 +140,23 @@ impl Asker<'_> {
     fn protection(&self, branch: &str) -> Result<Protection, HostError> {
         match self.host.flavor {
             Flavor::GitHub => {
+                let escaped = path_escape(branch);
                 let url = self
                     .client
-                    .repo_url(&format!("/branches/{}/protection", path_escape(branch)));
-                let source = self.shown(&url);
-                let rule = self
-                    .get(&url, Call::Protection)?
-                    .map(|p| github_rule(branch, &p));
+                    .repo_url(&format!("/branches/{escaped}/protection"));
+                let classic = self.get(&url, Call::Protection)?;
+                // Rulesets protect branches without any classic protection (which then answers
+                // 404); the rules in effect for a branch are listed separately.
+                let rules_url = self.client.repo_url(&format!("/rules/branches/{escaped}"));
+                let rules = self.get(&rules_url, Call::Repo)?;
+                let rules = rules
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice);
                 Ok(Protection {
                     branch: branch.to_string(),
-                    source,
-                    rule,
+                    source: format!("{} and {}", self.shown(&url), self.shown(&rules_url)),
+                    rule: github_rule(classic.as_ref(), rules),
                 })
             }
             Flavor::Gitea => {
@@ -711,53 +717,107 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
     Check::new("required-checks", title, outcome, evidence)
 }
 
-/// GitHub's branch protection object:
-/// `required_status_checks.{contexts, checks[].context}`, `allow_force_pushes.enabled`.
-fn github_rule(branch: &str, p: &Value) -> Rule {
-    let checks = p.get("required_status_checks").filter(|c| !c.is_null());
-    let required = checks.map(|c| {
-        let mut names: Vec<String> = c
-            .get("contexts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
-        for check in c
-            .get("checks")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = check.get("context").and_then(Value::as_str) {
-                if !names.iter().any(|n| n == name) {
-                    names.push(name.to_string());
-                }
+/// GitHub's protection of a branch: the classic branch protection object
+/// (`required_status_checks.{contexts, checks[].context}`, `allow_force_pushes.enabled`) and the
+/// ruleset rules in effect (`required_status_checks` rules'
+/// `parameters.required_status_checks[].context`, a `non_fast_forward` rule). Rules add up: a
+/// check required by either is required, a force push refused by either is refused.
+fn github_rule(classic: Option<&Value>, rules: &[Value]) -> Option<Rule> {
+    if classic.is_none() && rules.is_empty() {
+        return None;
+    }
+    let mut required: Option<Vec<String>> = None;
+    let mut add = |names: &mut dyn Iterator<Item = String>| {
+        let list = required.get_or_insert_with(Vec::new);
+        for name in names {
+            if !list.contains(&name) {
+                list.push(name);
             }
         }
-        names
-    });
-    let required_evidence = match &required {
-        Some(names) => format!("required_status_checks.contexts = {names:?}"),
-        None => "required_status_checks is absent: no check is required".to_string(),
     };
-    let force = p
-        .get("allow_force_pushes")
-        .and_then(|f| f.get("enabled"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    Rule {
-        name: branch.to_string(),
-        required,
-        required_evidence,
-        force_push_allowed: force,
-        force_push_evidence: format!("allow_force_pushes.enabled = {force}"),
+    let mut required_evidence = Vec::new();
+    let mut force_evidence = Vec::new();
+    let mut force_allowed = true;
+    let mut names = Vec::new();
+    if let Some(p) = classic {
+        names.push("branch protection".to_string());
+        match p.get("required_status_checks").filter(|c| !c.is_null()) {
+            Some(c) => {
+                let contexts: Vec<String> = string_list(c, "contexts")
+                    .into_iter()
+                    .chain(
+                        c.get("checks")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|k| k.get("context").and_then(Value::as_str))
+                            .map(str::to_string),
+                    )
+                    .collect();
+                add(&mut contexts.iter().cloned());
+                let mut unique: Vec<String> = Vec::new();
+                for c in contexts {
+                    if !unique.contains(&c) {
+                        unique.push(c);
+                    }
+                }
+                required_evidence.push(format!("required_status_checks.contexts = {unique:?}"));
+            }
+            None => required_evidence
+                .push("required_status_checks is absent: no check is required".to_string()),
+        }
+        let force = p
+            .get("allow_force_pushes")
+            .and_then(|f| f.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        force_allowed &= force;
+        force_evidence.push(format!("allow_force_pushes.enabled = {force}"));
     }
+    let mut ruleset_blocks = false;
+    for rule in rules {
+        let id = rule.get("ruleset_id").and_then(Value::as_u64).unwrap_or(0);
+        let source = str_field(rule, "ruleset_source");
+        let label = format!("ruleset {id} ({source})");
+        if !names.contains(&label) {
+            names.push(label.clone());
+        }
+        match str_field(rule, "type") {
+            "required_status_checks" => {
+                let contexts: Vec<String> = rule
+                    .pointer("/parameters/required_status_checks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|k| k.get("context").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect();
+                add(&mut contexts.iter().cloned());
+                required_evidence.push(format!("{label}: required_status_checks = {contexts:?}"));
+            }
+            "non_fast_forward" => {
+                ruleset_blocks = true;
+                force_evidence.push(format!("{label}: non_fast_forward"));
+            }
+            _ => {}
+        }
+    }
+    if !rules.is_empty() && !ruleset_blocks {
+        force_evidence.push("no ruleset has a non_fast_forward rule".to_string());
+    }
+    let force_push_allowed = !ruleset_blocks && (classic.is_none() || force_allowed);
+    Some(Rule {
+        name: names.join(", "),
+        required,
+        required_evidence: required_evidence.join("; "),
+        force_push_allowed,
+        force_push_evidence: force_evidence.join("; "),
+    })
 }
 
-/// The Gitea rule that applies to `branch`: a rule named exactly after it first, else the first
-/// rule whose name (a glob since Gitea 1.19) matches, in priority order.
+/// The Gitea rule that applies to `branch`: a rule named after it first (Gitea compares plain
+/// names case-insensitively), else the first rule whose name (a glob since Gitea 1.19) matches,
+/// in priority order.
 fn gitea_rule(branch: &str, rules: &[Value]) -> Option<Rule> {
     let name_of = |r: &Value| {
         let name = str_field(r, "rule_name");
@@ -769,11 +829,14 @@ fn gitea_rule(branch: &str, rules: &[Value]) -> Option<Rule> {
     };
     let mut ordered: Vec<&Value> = rules.iter().collect();
     ordered.sort_by_key(|r| r.get("priority").and_then(Value::as_i64).unwrap_or(0));
-    let rule = ordered.iter().find(|r| name_of(r) == branch).or_else(|| {
-        ordered
-            .iter()
-            .find(|r| glob::matches(&name_of(r), branch, Some('/')))
-    })?;
+    let rule = ordered
+        .iter()
+        .find(|r| name_of(r).eq_ignore_ascii_case(branch))
+        .or_else(|| {
+            ordered
+                .iter()
+                .find(|r| glob::matches(&name_of(r), branch, Some('/')))
+        })?;
     let enabled = rule
         .get("enable_status_check")
         .and_then(Value::as_bool)

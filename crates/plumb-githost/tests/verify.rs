@@ -6,6 +6,10 @@
 //! - GitHub, get branch protection (`required_status_checks.contexts`, `.checks[].context`,
 //!   `allow_force_pushes.enabled`; 404 "Branch not protected"):
 //!   https://docs.github.com/en/rest/branches/branch-protection#get-branch-protection
+//! - GitHub, get rules for a branch (rulesets: `[{type, ruleset_id, ruleset_source,
+//!   parameters}]`, `required_status_checks` rules'
+//!   `parameters.required_status_checks[].context`, `non_fast_forward`):
+//!   https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch
 //! - GitHub, list self-hosted runners for a repository (`runners[].{name,status,labels[].name}`):
 //!   https://docs.github.com/en/rest/actions/self-hosted-runners#list-self-hosted-runners-for-a-repository
 //! - GitHub, list workflow runs for a repository (`workflow_runs[].{id,name,head_sha}`, `head_sha`
@@ -112,7 +116,10 @@ impl Scenario {
                    "private": true, "default_branch": "main"}),
         );
         match self.flavor {
-            Flavor::GitHub => self.protect_github(&["build", "Unit tests"], false),
+            Flavor::GitHub => {
+                self.protect_github(&["build", "Unit tests"], false);
+                self.route("/rules/branches/main", 200, json!([]));
+            }
             Flavor::Gitea => self.protect_gitea(&["CI / build (push)", "CI / Unit*"], Some(false)),
         }
         self.runners(&[("rack-1", "online", &["self-hosted", "linux", "X64"])]);
@@ -852,4 +859,80 @@ fn a_github_matrix_job_is_required_by_its_combinations() {
     let plain = parse_workflow(Path::new(".github/workflows/ci.yaml"), CI).unwrap();
     let checks = verify(&s.host, &[plain], SHA).unwrap();
     assert_eq!(check(&checks, "required-checks").outcome, Outcome::Fail);
+}
+
+#[test]
+fn a_github_ruleset_protects_without_classic_protection() {
+    let s = Scenario::new(Flavor::GitHub);
+    s.route(
+        "/branches/main/protection",
+        404,
+        json!({"message": "Branch not protected"}),
+    );
+    let rule = |kind: &str, parameters: Value| {
+        json!({"type": kind, "ruleset_source_type": "Repository", "ruleset_source": "acme/platform",
+               "ruleset_id": 42, "parameters": parameters})
+    };
+    s.route(
+        "/rules/branches/main",
+        200,
+        json!([
+            rule("deletion", Value::Null),
+            rule("non_fast_forward", Value::Null),
+            rule(
+                "required_status_checks",
+                json!({
+                "strict_required_status_checks_policy": false,
+                "required_status_checks": [{"context": "build", "integration_id": 15368},
+                                           {"context": "Unit tests"}]})
+            )
+        ]),
+    );
+    let checks = s.verify();
+    for id in ["branch-protected", "required-checks", "no-force-push"] {
+        let c = check(&checks, id);
+        assert_eq!(c.outcome, Outcome::Pass, "{c:#?}");
+    }
+    let text = evidence(check(&checks, "no-force-push"));
+    assert!(
+        text.contains("ruleset 42 (acme/platform): non_fast_forward"),
+        "{text}"
+    );
+    assert!(
+        text.contains("GET /repos/acme/platform/rules/branches/main"),
+        "{text}"
+    );
+
+    // A ruleset without non_fast_forward leaves force pushes open.
+    s.route(
+        "/rules/branches/main",
+        200,
+        json!([rule(
+            "required_status_checks",
+            json!({
+            "required_status_checks": [{"context": "build"}, {"context": "Unit tests"}]})
+        )]),
+    );
+    let checks = s.verify();
+    assert_eq!(check(&checks, "branch-protected").outcome, Outcome::Pass);
+    let c = check(&checks, "no-force-push");
+    assert_eq!(c.outcome, Outcome::Fail, "{c:#?}");
+    assert!(
+        evidence(c).contains("no ruleset has a non_fast_forward rule"),
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn a_ruleset_refuses_force_pushes_that_classic_protection_allows() {
+    let s = Scenario::new(Flavor::GitHub);
+    s.protect_github(&["build", "Unit tests"], true);
+    assert_eq!(check(&s.verify(), "no-force-push").outcome, Outcome::Fail);
+    s.route(
+        "/rules/branches/main",
+        200,
+        json!([{"type": "non_fast_forward", "ruleset_source_type": "Organization",
+                "ruleset_source": "acme", "ruleset_id": 7}]),
+    );
+    assert_eq!(check(&s.verify(), "no-force-push").outcome, Outcome::Pass);
 }
