@@ -21,6 +21,17 @@ pub enum Outcome {
     Unknown,
 }
 
+impl Outcome {
+    /// `pass`, `fail` or `unknown`, as text and JSON output name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Unknown => "unknown",
+        }
+    }
+}
+
 /// One question asked of the host, its answer and what was seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
@@ -78,7 +89,24 @@ pub fn verify(host: &Host, workflows: &[Workflow], commit: &str) -> Result<Vec<C
         no_force_push(&protection),
         asker.runner_online(workflows)?,
     ];
-    checks.extend(asker.ci(commit)?);
+    if workflows.is_empty() {
+        // Nothing in the repository says CI should run; the host's runs would prove nothing.
+        let why = vec!["the repository declares no workflow".to_string()];
+        checks.push(Check::new(
+            "ci-ran",
+            format!("the CI run for {} ran every job", short(commit)),
+            Outcome::Unknown,
+            why.clone(),
+        ));
+        checks.push(Check::new(
+            "coverage-gap",
+            format!("no job was skipped in each of the last {RECENT_RUNS} runs"),
+            Outcome::Unknown,
+            why,
+        ));
+    } else {
+        checks.extend(asker.ci(commit)?);
+    }
     Ok(checks)
 }
 

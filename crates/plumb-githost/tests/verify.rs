@@ -936,3 +936,23 @@ fn a_ruleset_refuses_force_pushes_that_classic_protection_allows() {
     );
     assert_eq!(check(&s.verify(), "no-force-push").outcome, Outcome::Pass);
 }
+
+#[test]
+fn a_repository_without_workflows_asks_for_no_runs() {
+    for flavor in FLAVORS {
+        let s = Scenario::new(flavor);
+        let checks = verify(&s.host, &[], SHA).unwrap();
+        for id in ["ci-ran", "coverage-gap"] {
+            let c = check(&checks, id);
+            assert_eq!(c.outcome, Outcome::Unknown, "{c:#?}");
+            assert_eq!(c.outcome.as_str(), "unknown");
+            assert!(evidence(c).contains("declares no workflow"), "{c:#?}");
+        }
+        assert_eq!(check(&checks, "runner-online").outcome, Outcome::Pass);
+        assert!(s
+            .server
+            .seen()
+            .iter()
+            .all(|r| !r.target.contains("/actions/")));
+    }
+}
