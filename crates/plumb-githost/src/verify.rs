@@ -296,7 +296,7 @@ impl Asker<'_> {
                 .iter()
                 .filter(|r| r.carries(&job.runs_on, case_insensitive))
                 .collect();
-            match carrying.iter().find(|r| r.status == "online") {
+            match carrying.iter().find(|r| r.takes_jobs()) {
                 Some(r) => evidence.push(format!(
                     "job `{}` ({place}) runs-on {:?}: runner `{}` is online with {:?}",
                     job.name, job.runs_on, r.name, r.labels
@@ -305,7 +305,14 @@ impl Asker<'_> {
                     failed = true;
                     let offline: Vec<String> = carrying
                         .iter()
-                        .map(|r| format!("`{}` has the labels but is {}", r.name, r.status))
+                        .map(|r| {
+                            let state = if r.disabled {
+                                format!("{} and disabled", r.status)
+                            } else {
+                                r.status.clone()
+                            };
+                            format!("`{}` has the labels but is {state}", r.name)
+                        })
                         .collect();
                     evidence.push(format!(
                         "job `{}` ({place}) runs-on {:?}: no online runner carries these labels{}",
@@ -926,10 +933,16 @@ fn gitea_rule(branch: &str, rules: &[Value]) -> Option<Rule> {
 struct Runner {
     name: String,
     status: String,
+    /// Gitea's `disabled`: an online runner that takes no job.
+    disabled: bool,
     labels: Vec<String>,
 }
 
 impl Runner {
+    fn takes_jobs(&self) -> bool {
+        self.status == "online" && !self.disabled
+    }
+
     fn carries(&self, wanted: &[String], case_insensitive: bool) -> bool {
         wanted.iter().all(|w| {
             self.labels.iter().any(|l| {
@@ -951,6 +964,7 @@ fn runners(body: &Value) -> Option<Vec<Runner>> {
             .map(|r| Runner {
                 name: str_field(r, "name").to_string(),
                 status: str_field(r, "status").to_string(),
+                disabled: r.get("disabled").and_then(Value::as_bool).unwrap_or(false),
                 labels: r
                     .get("labels")
                     .and_then(Value::as_array)

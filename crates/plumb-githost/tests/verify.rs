@@ -956,3 +956,23 @@ fn a_repository_without_workflows_asks_for_no_runs() {
             .all(|r| !r.target.contains("/actions/")));
     }
 }
+
+#[test]
+fn a_disabled_gitea_runner_takes_no_job() {
+    let s = Scenario::new(Flavor::Gitea);
+    s.route(
+        "/actions/runners?limit=100",
+        200,
+        json!({"total_count": 1, "runners": [{"id": 3, "name": "rack-1", "status": "online",
+            "busy": false, "disabled": true, "ephemeral": false,
+            "labels": [{"id": 0, "name": "self-hosted", "type": "custom"},
+                       {"id": 1, "name": "linux", "type": "custom"}]}]}),
+    );
+    let checks = s.verify();
+    let c = check(&checks, "runner-online");
+    assert_eq!(c.outcome, Outcome::Fail, "{c:#?}");
+    assert!(
+        evidence(c).contains("`rack-1` has the labels but is online and disabled"),
+        "{c:#?}"
+    );
+}
