@@ -130,6 +130,26 @@ struct Protection {
     /// Where it was read, `GET /repos/o/r/...`.
     source: String,
     rule: Option<Rule>,
+    /// Why the protection could not be read, when it could not: its checks are then Unknown.
+    unreadable: Option<String>,
+}
+
+impl Protection {
+    fn unreadable(branch: &str, source: String, why: String) -> Protection {
+        Protection {
+            branch: branch.to_string(),
+            source,
+            rule: None,
+            unreadable: Some(why),
+        }
+    }
+
+    /// The Unknown check `id` when the protection could not be read.
+    fn unknown(&self, id: &'static str, title: &str) -> Option<Check> {
+        self.unreadable
+            .as_ref()
+            .map(|why| Check::new(id, title.to_string(), Outcome::Unknown, vec![why.clone()]))
+    }
 }
 
 struct Rule {
@@ -165,6 +185,19 @@ impl Asker<'_> {
         self.client.get(url, self.permission(call))
     }
 
+    /// [`Asker::get`] for a call one check depends on: an answer that cannot be read is
+    /// `Err(why)`, for that check to report as Unknown; only an unreachable host or a refused
+    /// token stop `verify`.
+    fn get_soft(&self, url: &str, call: Call) -> Result<Result<Option<Value>, String>, HostError> {
+        match self.get(url, call) {
+            Ok(v) => Ok(Ok(v)),
+            Err(HostError::Protocol { message, .. }) => {
+                Ok(Err(format!("{}: {message}", self.shown(url))))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn protection(&self, branch: &str) -> Result<Protection, HostError> {
         match self.host.flavor {
             Flavor::GitHub => {
@@ -172,34 +205,42 @@ impl Asker<'_> {
                 let url = self
                     .client
                     .repo_url(&format!("/branches/{escaped}/protection"));
-                let classic = self.get(&url, Call::Protection)?;
+                let source = self.shown(&url);
+                let classic = match self.get_soft(&url, Call::Protection)? {
+                    Ok(v) => v,
+                    Err(why) => return Ok(Protection::unreadable(branch, source, why)),
+                };
                 // Rulesets protect branches without any classic protection (which then answers
                 // 404); the rules in effect for a branch are listed separately.
                 let rules_url = self.client.repo_url(&format!("/rules/branches/{escaped}"));
-                let rules = self.get(&rules_url, Call::Repo)?;
+                let rules = match self.get_soft(&rules_url, Call::Repo)? {
+                    Ok(v) => v,
+                    Err(why) => return Ok(Protection::unreadable(branch, source, why)),
+                };
                 let rules = rules
                     .as_ref()
                     .and_then(Value::as_array)
                     .map_or(&[][..], Vec::as_slice);
                 Ok(Protection {
+                    unreadable: None,
                     branch: branch.to_string(),
-                    source: format!("{} and {}", self.shown(&url), self.shown(&rules_url)),
+                    source: format!("{source} and {}", self.shown(&rules_url)),
                     rule: github_rule(classic.as_ref(), rules),
                 })
             }
             Flavor::Gitea => {
                 let url = self.client.repo_url("/branch_protections");
                 let source = self.shown(&url);
-                let list = self
-                    .get(&url, Call::Protection)?
-                    .unwrap_or(Value::Array(Vec::new()));
+                let list = match self.get_soft(&url, Call::Protection)? {
+                    Ok(v) => v.unwrap_or(Value::Array(Vec::new())),
+                    Err(why) => return Ok(Protection::unreadable(branch, source, why)),
+                };
                 let Some(rules) = list.as_array() else {
-                    return Err(HostError::Protocol {
-                        url,
-                        message: "branch_protections is not a list".into(),
-                    });
+                    let why = format!("{source}: the answer is not a list");
+                    return Ok(Protection::unreadable(branch, source, why));
                 };
                 Ok(Protection {
+                    unreadable: None,
                     branch: branch.to_string(),
                     source,
                     rule: gitea_rule(branch, rules),
@@ -252,7 +293,19 @@ impl Asker<'_> {
             self.page_size(100)
         );
         let shown = self.shown(&url);
-        let Some(body) = self.get(&url, Call::Runners)? else {
+        let answer = match self.get_soft(&url, Call::Runners)? {
+            Ok(answer) => answer,
+            Err(why) => {
+                evidence.push(why);
+                return Ok(Check::new(
+                    "runner-online",
+                    title,
+                    Outcome::Unknown,
+                    evidence,
+                ));
+            }
+        };
+        let Some(body) = answer else {
             evidence.push(match self.host.flavor {
                 Flavor::Gitea => format!("{shown}: 404: this Gitea/Forgejo has no runner API (Gitea 1.25 added it), so runners cannot be checked"),
                 Flavor::GitHub => format!("{shown}: 404: Actions runners cannot be listed for this repository"),
@@ -356,7 +409,16 @@ impl Asker<'_> {
             self.page_size(100)
         );
         let shown = self.shown(&url);
-        let Some(body) = self.get(&url, Call::Runs)? else {
+        let answer = match self.get_soft(&url, Call::Runs)? {
+            Ok(answer) => answer,
+            Err(why) => {
+                return Ok(vec![
+                    Check::new("ci-ran", ran_title, Outcome::Unknown, vec![why.clone()]),
+                    Check::new("coverage-gap", gap_title, Outcome::Unknown, vec![why]),
+                ])
+            }
+        };
+        let Some(body) = answer else {
             if self.host.flavor == Flavor::Gitea {
                 return self.ci_from_tasks(commit, ran_title, gap_title);
             }
@@ -427,8 +489,10 @@ impl Asker<'_> {
             self.page_size(100)
         );
         let shown = self.shown(&url);
-        let body = self.get(&url, Call::Runs)?;
-        Ok((body.as_ref().and_then(run_jobs), shown))
+        Ok(match self.get_soft(&url, Call::Runs)? {
+            Ok(body) => (body.as_ref().and_then(run_jobs), shown),
+            Err(why) => (None, why),
+        })
     }
 
     fn coverage_gap(
@@ -442,7 +506,13 @@ impl Asker<'_> {
             self.page_size(RECENT_RUNS)
         );
         let shown = self.shown(&url);
-        let recent = match self.get(&url, Call::Runs)?.as_ref().and_then(runs) {
+        let recent = match self
+            .get_soft(&url, Call::Runs)?
+            .ok()
+            .flatten()
+            .as_ref()
+            .and_then(runs)
+        {
             Some(r) => r,
             None => {
                 return Ok(Check::new(
@@ -537,15 +607,21 @@ impl Asker<'_> {
             Outcome::Unknown,
             vec![caveat.to_string()],
         );
-        let tasks = match self.get(&url, Call::Runs)? {
-            None => {
+        let tasks = match self.get_soft(&url, Call::Runs)? {
+            Err(why) => {
+                return Ok(vec![
+                    Check::new("ci-ran", ran_title, Outcome::Unknown, vec![why]),
+                    gap,
+                ]);
+            }
+            Ok(None) => {
                 let why = format!("{shown}: 404: this Gitea/Forgejo has no Actions API");
                 return Ok(vec![
                     Check::new("ci-ran", ran_title, Outcome::Unknown, vec![why]),
                     gap,
                 ]);
             }
-            Some(body) => body.get("workflow_runs").and_then(Value::as_array).cloned(),
+            Ok(Some(body)) => body.get("workflow_runs").and_then(Value::as_array).cloned(),
         };
         let Some(tasks) = tasks else {
             let why = format!("{shown}: the answer has no `workflow_runs` list");
@@ -597,6 +673,9 @@ impl Asker<'_> {
 
 fn branch_protected(p: &Protection) -> Check {
     let title = format!("the default branch `{}` is protected", p.branch);
+    if let Some(unknown) = p.unknown("branch-protected", &title) {
+        return unknown;
+    }
     match &p.rule {
         Some(rule) => Check::new(
             "branch-protected",
@@ -618,6 +697,9 @@ fn branch_protected(p: &Protection) -> Check {
 
 fn no_force_push(p: &Protection) -> Check {
     let title = format!("force pushes to `{}` are refused", p.branch);
+    if let Some(unknown) = p.unknown("no-force-push", &title) {
+        return unknown;
+    }
     match &p.rule {
         None => Check::new(
             "no-force-push",
@@ -670,6 +752,9 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
         "the checks of the repository's workflows are required on `{}`",
         p.branch
     );
+    if let Some(unknown) = p.unknown("required-checks", &title) {
+        return unknown;
+    }
     let Some(rule) = &p.rule else {
         return Check::new(
             "required-checks",

@@ -976,3 +976,39 @@ fn a_disabled_gitea_runner_takes_no_job() {
         "{c:#?}"
     );
 }
+
+#[test]
+fn an_answer_that_cannot_be_read_makes_its_checks_unknown() {
+    for flavor in FLAVORS {
+        let s = Scenario::new(flavor);
+        let protection = match flavor {
+            Flavor::GitHub => "/branches/main/protection",
+            Flavor::Gitea => "/branch_protections",
+        };
+        s.route(protection, 500, json!({"message": "database is locked"}));
+        s.route(
+            &format!("/actions/runners?{}", s.page(100)),
+            502,
+            json!({"message": "bad gateway"}),
+        );
+        let checks = s.verify();
+        for id in [
+            "branch-protected",
+            "required-checks",
+            "no-force-push",
+            "runner-online",
+        ] {
+            let c = check(&checks, id);
+            assert_eq!(c.outcome, Outcome::Unknown, "{flavor:?} {c:#?}");
+            assert!(evidence(c).contains("HTTP 50"), "{c:#?}");
+        }
+        let text = evidence(check(&checks, "branch-protected"));
+        assert!(
+            text.contains(&format!("GET /repos/acme/platform{protection}: HTTP 500")),
+            "{text}"
+        );
+        assert!(text.contains("database is locked"), "{text}");
+        // The checks that could be answered still are.
+        assert_eq!(check(&checks, "ci-ran").outcome, Outcome::Pass);
+    }
+}
