@@ -116,3 +116,80 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
         "{stderr}"
     );
 }
+
+/// `git ARGS` in `dir`, which must succeed; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn the_git_host_is_asked_only_with_a_token_and_an_unreachable_one_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = homelab_copy(dir.path());
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "homelab"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    // The cluster runs that commit.
+    let mut state = in_sync(&homelab());
+    for k in &mut state.kinds {
+        for i in &mut k.items {
+            let text = i.to_string().replace(cluster::COMMIT, &head);
+            *i = serde_json::from_str(&text).unwrap();
+        }
+    }
+    let api = FakeApi::start(state);
+    let kubeconfig = api.kubeconfig(dir.path());
+
+    let (code, text, stderr) = verify(&repo, &kubeconfig, &[]);
+    assert_eq!(code, Some(0), "{text}\n{stderr}");
+    assert!(
+        stderr.contains("was not asked: set GITEA_TOKEN or FORGEJO_TOKEN"),
+        "{stderr}"
+    );
+
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let out = Command::cargo_bin("plumb")
+        .unwrap()
+        .args([
+            "verify",
+            "--no-helm",
+            "--offline",
+            "--entry",
+            "clusters/dev",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .arg("--cache-dir")
+        .arg(repo.join(".cache"))
+        .args(["--git-host", &format!("gitea+http://127.0.0.1:{port}")])
+        .arg(&repo)
+        .env("PLUMB_CONFIG", repo.join("no-user-config.yaml"))
+        .env("GITEA_TOKEN", "secret-gitea-token")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    assert!(!stderr.contains("secret-gitea-token"), "{stderr}");
+}

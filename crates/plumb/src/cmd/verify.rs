@@ -31,6 +31,14 @@ pub struct VerifyArgs {
     /// The commit the cluster must run (default: the checkout's HEAD).
     #[arg(long, value_name = "REV")]
     pub revision: Option<String>,
+    /// The Git host's API, when the source URL does not say it: `github`,
+    /// `github+https://ghe.example.com`, `gitea+https://git.example.com` (`forgejo+` too), or an
+    /// API base URL. The token comes from `GITHUB_TOKEN`, `GITEA_TOKEN` or `FORGEJO_TOKEN`.
+    #[arg(long, value_name = "URL", conflicts_with = "no_git_host")]
+    pub git_host: Option<String>,
+    /// Do not ask the Git host (branch protection, runners, CI runs).
+    #[arg(long)]
+    pub no_git_host: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -134,7 +142,7 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let checks = plumb_live::verify(
+    let mut checks = plumb_live::verify(
         entry,
         &live,
         &plumb_live::Expect {
@@ -142,6 +150,15 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
         },
     );
     let seconds = started.elapsed().as_secs_f64();
+    let mut notes = Vec::new();
+    match git_host_checks(&args, entry, commit.as_deref()) {
+        Ok(Ok(list)) => checks.extend(list),
+        Ok(Err(note)) => notes.push(note),
+        Err(message) => {
+            crate::report::error(&message);
+            return ExitCode::from(2);
+        }
+    }
     let failed = checks.iter().filter(|c| c.outcome == Outcome::Fail).count();
     let text = match args.output {
         Output::Json => {
@@ -192,6 +209,9 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
+    for note in &notes {
+        eprintln!("note: {note}");
+    }
     if !verbosity.quiet {
         eprintln!(
             "plumb verify: {} checks, {failed} failed, against {} ({} requests, {seconds:.2} s)",
@@ -205,6 +225,70 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The Git host checks: `Ok(Ok(checks))`, `Ok(Err(why not asked))`, or `Err` when the host
+/// cannot be asked (unreachable, refused: exit 2).
+fn git_host_checks(
+    args: &VerifyArgs,
+    entry: &EntryBuild,
+    commit: Option<&str>,
+) -> Result<Result<Vec<Check>, String>, String> {
+    if args.no_git_host {
+        return Ok(Err("the Git host was not asked (--no-git-host)".into()));
+    }
+    // The URL of the source that syncs this repository.
+    let url = entry
+        .sources
+        .iter()
+        .find(|(s, _)| match &entry.repository_source {
+            Some(r) => &s.id == r,
+            None => {
+                s.id.kind == "GitRepository"
+                    && s.id.namespace == "flux-system"
+                    && s.id.name == "flux-system"
+            }
+        })
+        .and_then(|(s, _)| s.url.clone());
+    let Some(url) = url else {
+        return Ok(Err(
+            "the Git host was not asked: the repository defines no GitRepository that syncs it"
+                .into(),
+        ));
+    };
+    let Some(host) = plumb_githost::Host::from_url(&url, args.git_host.as_deref()) else {
+        return Ok(Err(format!(
+            "the Git host was not asked: {url} names no owner/repository"
+        )));
+    };
+    if host.token.is_none() && args.git_host.is_none() {
+        return Ok(Err(format!(
+            "the {} host of {url} was not asked: set {} (read access to the repository, its branch protection, runners and Actions) or pass --git-host",
+            host.flavor.name(),
+            match host.flavor {
+                plumb_githost::Flavor::GitHub => "GITHUB_TOKEN",
+                plumb_githost::Flavor::Gitea => "GITEA_TOKEN or FORGEJO_TOKEN",
+            }
+        )));
+    }
+    let Some(commit) = commit else {
+        return Ok(Err("the Git host was not asked: the repository is not a git checkout, so there is no commit to ask about (pass --revision)".into()));
+    };
+    let workflows = plumb_githost::workflows(&args.repo, host.flavor).map_err(|e| e.to_string())?;
+    let found = plumb_githost::verify(&host, &workflows, commit).map_err(|e| e.to_string())?;
+    Ok(Ok(found
+        .into_iter()
+        .map(|c| Check {
+            check: c.id,
+            subject: c.title,
+            outcome: match c.outcome {
+                plumb_githost::Outcome::Pass => Outcome::Pass,
+                plumb_githost::Outcome::Fail => Outcome::Fail,
+                plumb_githost::Outcome::Unknown => Outcome::Unknown,
+            },
+            evidence: c.evidence,
+        })
+        .collect()))
 }
 
 /// Grouped by check: failures with their evidence, passes one line each (with `-v` their
