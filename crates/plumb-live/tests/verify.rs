@@ -284,3 +284,85 @@ fn an_unreachable_api_and_a_refusal_are_errors_not_passes() {
         "{text}"
     );
 }
+
+#[test]
+fn a_kustomization_nobody_defines_and_an_unavailable_workload_fail() {
+    let entry = homelab();
+    let mut state = in_sync(&entry);
+    let mut orphan = item(&mut state, "Kustomization", "platform").clone();
+    orphan["metadata"]["name"] = json!("old-monitoring");
+    orphan["spec"]["path"] = json!("./platform/monitoring");
+    state
+        .kinds
+        .iter_mut()
+        .find(|k| k.kind == "Kustomization")
+        .unwrap()
+        .items
+        .push(orphan);
+    let deployment = state
+        .kinds
+        .iter_mut()
+        .find(|k| k.kind == "Deployment")
+        .and_then(|k| {
+            k.items
+                .iter_mut()
+                .find(|i| i["metadata"]["namespace"] != "flux-system")
+        });
+    let unavailable = deployment.map(|d| {
+        d["status"]["availableReplicas"] = json!(0);
+        format!(
+            "Deployment {}/{}",
+            d["metadata"]["namespace"].as_str().unwrap(),
+            d["metadata"]["name"].as_str().unwrap()
+        )
+    });
+    let (checks, _) = run(&entry, state);
+    let extra: Vec<&Check> = failures(&checks)
+        .into_iter()
+        .filter(|c| c.check == "extra")
+        .collect();
+    assert_eq!(extra.len(), 1, "{extra:#?}");
+    assert_eq!(extra[0].subject, "Kustomization flux-system/old-monitoring");
+    assert!(
+        extra[0].evidence[0].contains("platform/monitoring"),
+        "{extra:#?}"
+    );
+    if let Some(subject) = unavailable {
+        let w = checks
+            .iter()
+            .find(|c| c.check == "workload" && c.subject == subject)
+            .unwrap();
+        assert_eq!(w.outcome, Outcome::Fail);
+        assert!(
+            w.evidence[0].starts_with("status.availableReplicas 0 of"),
+            "{w:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_kind_whose_crd_is_missing_fails() {
+    let entry = homelab();
+    let mut state = in_sync(&entry);
+    // The cluster serves no CDI DataVolumes: their CRD was never installed.
+    let before = state.kinds.len();
+    state.kinds.retain(|k| k.kind != "DataVolume");
+    assert!(
+        state.kinds.len() < before,
+        "the homelab build has DataVolumes"
+    );
+    let (checks, _) = run(&entry, state);
+    let crd: Vec<&Check> = failures(&checks)
+        .into_iter()
+        .filter(|c| c.check == "crd")
+        .collect();
+    assert!(!crd.is_empty());
+    assert!(
+        crd.iter().all(|c| c.subject.starts_with("DataVolume ")),
+        "{crd:#?}"
+    );
+    assert!(
+        crd[0].evidence[0].contains("its CRD is not installed"),
+        "{crd:#?}"
+    );
+}
