@@ -23,6 +23,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "overlays",
     "rules",
     "mirrors",
+    "claims",
 ];
 
 /// A Flux source read from a local directory instead of its remote artifact.
@@ -59,6 +60,86 @@ pub struct Config {
     pub mirrors: Vec<MirrorRule>,
     /// `kubernetesVersion:` (`"1.33"`, `"v1.33.2"`): what charts are rendered for.
     pub kubernetes_version: Option<String>,
+    /// `claims:`: what the repository states about the platform, for `plumb verify` to prove.
+    pub claims: Claims,
+}
+
+/// `claims:` in `.plumb.yaml`: the platform's state as the repository's documents assert it,
+/// each proven by `plumb verify` against the live cluster or the Git host, or failed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// `branchProtected: true`: the default branch is protected.
+    pub branch_protected: bool,
+    /// `noForcePush: true`: force pushes to the default branch are refused.
+    pub no_force_push: bool,
+    /// `requiredChecks:`: status checks the default branch requires.
+    pub required_checks: Vec<String>,
+    /// `runnerOnline:`: labels one online runner carries, all of them.
+    pub runner_online: Vec<String>,
+    /// `ready:`: Kustomizations (`namespace/name`) or HelmReleases (`HelmRelease
+    /// namespace/name`) Ready in the cluster.
+    pub ready: Vec<String>,
+    /// The line of `claims:`, for messages.
+    pub line: usize,
+}
+
+impl Claims {
+    pub fn is_empty(&self) -> bool {
+        !self.branch_protected
+            && !self.no_force_push
+            && self.required_checks.is_empty()
+            && self.runner_online.is_empty()
+            && self.ready.is_empty()
+    }
+}
+
+/// The keys of `claims:`.
+const CLAIM_KEYS: &[&str] = &[
+    "branchProtected",
+    "noForcePush",
+    "requiredChecks",
+    "runnerOnline",
+    "ready",
+];
+
+fn claims(node: &Node) -> Result<Claims, (Option<&Node>, String)> {
+    let mut out = Claims {
+        line: node.span.as_ref().map_or(0, |s| s.location().line),
+        ..Claims::default()
+    };
+    if node.is_null() {
+        return Ok(out);
+    }
+    let map = node.as_mapping().ok_or((
+        Some(node),
+        "`claims` must be a mapping of claim: value".to_string(),
+    ))?;
+    for (k, v) in map {
+        let name = k.scalar_value().unwrap_or("");
+        let flag = match v.scalar_value() {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => Err((Some(v), format!("`claims.{name}` must be true or false"))),
+        };
+        let list = string_list(v).ok_or((
+            Some(v),
+            format!("`claims.{name}` must be a list of strings"),
+        ));
+        match name {
+            "branchProtected" => out.branch_protected = flag?,
+            "noForcePush" => out.no_force_push = flag?,
+            "requiredChecks" => out.required_checks = list?,
+            "runnerOnline" => out.runner_online = list?,
+            "ready" => out.ready = list?,
+            other => {
+                let hint = plumb_kustomize::kustomization::closest(other, CLAIM_KEYS)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_else(|| format!("; claims are {}", CLAIM_KEYS.join(", ")));
+                return Err((Some(k), format!("unknown claim `{other}`{hint}")));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// One `mirrors:` entry: fetch what is under `from` from `to` instead.
@@ -122,6 +203,7 @@ impl Config {
                     })?
                 }
                 "mirrors" => config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?,
+                "claims" => config.claims = claims(value).map_err(|(n, m)| fail(n, m))?,
                 "kubernetesVersion" => {
                     let text = value.scalar_value().unwrap_or("");
                     let bare = text.trim_start_matches('v');
@@ -317,6 +399,35 @@ fn source_mapping(item: &Node) -> Result<SourceMapping, String> {
         name,
         path: PathBuf::from(crate::source::clean_relative(path)),
     })
+}
+
+#[cfg(test)]
+mod claims_tests {
+    use super::*;
+
+    #[test]
+    fn claims_are_read_and_a_misspelt_one_is_named() {
+        let text = "claims:\n  branchProtected: true\n  requiredChecks: [build]\n  runnerOnline: [self-hosted, linux]\n  ready: [flux-system/apps]\n";
+        let c = Config::parse(Path::new(".plumb.yaml"), text)
+            .unwrap()
+            .claims;
+        assert!(c.branch_protected && !c.no_force_push);
+        assert_eq!(c.required_checks, ["build"]);
+        assert_eq!(c.runner_online, ["self-hosted", "linux"]);
+        assert_eq!(c.ready, ["flux-system/apps"]);
+        let e = Config::parse(Path::new(".plumb.yaml"), "claims:\n  branchProtect: true\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            ".plumb.yaml:2: unknown claim `branchProtect`; did you mean `branchProtected`?"
+        );
+        let e = Config::parse(
+            Path::new(".plumb.yaml"),
+            "claims:\n  noForcePush: yes please\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("must be true or false"), "{e}");
+    }
 }
 
 #[cfg(test)]

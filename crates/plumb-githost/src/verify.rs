@@ -42,6 +42,10 @@ pub struct Check {
     pub outcome: Outcome,
     /// What was seen: the API path asked, the field, its value.
     pub evidence: Vec<String>,
+    /// The host's own list behind the check, for claims to be proven against: the required
+    /// status contexts (`required-checks`), the label sets of the runners that take jobs
+    /// (`runner-online`, labels joined by `,`; only when the runners were listed).
+    pub seen: Vec<String>,
 }
 
 impl Check {
@@ -51,7 +55,13 @@ impl Check {
             title,
             outcome,
             evidence,
+            seen: Vec::new(),
         }
+    }
+
+    fn with_seen(mut self, seen: Vec<String>) -> Check {
+        self.seen = seen;
+        self
     }
 }
 
@@ -388,7 +398,12 @@ impl Asker<'_> {
         } else {
             Outcome::Pass
         };
-        Ok(Check::new("runner-online", title, outcome, evidence))
+        let online = runners
+            .iter()
+            .filter(|r| r.takes_jobs())
+            .map(|r| r.labels.join(","))
+            .collect();
+        Ok(Check::new("runner-online", title, outcome, evidence).with_seen(online))
     }
 
     /// The page-size query parameter: GitHub's `per_page`, Gitea's `limit`.
@@ -834,7 +849,7 @@ fn required_checks(flavor: Flavor, p: &Protection, workflows: &[Workflow]) -> Ch
     } else {
         Outcome::Pass
     };
-    Check::new("required-checks", title, outcome, evidence)
+    Check::new("required-checks", title, outcome, evidence).with_seen(required)
 }
 
 /// GitHub's protection of a branch: the classic branch protection object

@@ -193,3 +193,29 @@ fn the_git_host_is_asked_only_with_a_token_and_an_unreachable_one_is_exit_2() {
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
     assert!(!stderr.contains("secret-gitea-token"), "{stderr}");
 }
+
+#[test]
+fn a_claim_is_proven_or_fails_never_assumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = homelab_copy(dir.path());
+    let config = repo.join(".plumb.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("claims:\n  branchProtected: true\n  ready: [flux-system/platform, flux-system/monitoring]\n");
+    std::fs::write(&config, text).unwrap();
+    let api = FakeApi::start(in_sync(&homelab()));
+    let (code, text, stderr) = verify(&repo, &api.kubeconfig(dir.path()), &[]);
+    assert_eq!(code, Some(1), "{text}\n{stderr}");
+    assert!(
+        text.contains("✓ ready: Kustomization flux-system/platform"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ ready: Kustomization flux-system/monitoring\n      not in the cluster"),
+        "{text}"
+    );
+    // Nothing asked the Git host (no token): the claim is not proven, so it fails.
+    assert!(
+        text.contains("✗ branchProtected: the default branch is protected\n      not proven: "),
+        "{text}"
+    );
+}

@@ -151,13 +151,36 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
     );
     let seconds = started.elapsed().as_secs_f64();
     let mut notes = Vec::new();
-    match git_host_checks(&args, entry, commit.as_deref()) {
-        Ok(Ok(list)) => checks.extend(list),
-        Ok(Err(note)) => notes.push(note),
+    let host = match git_host_checks(&args, entry, commit.as_deref()) {
+        Ok(Ok(list)) => Ok(list),
+        Ok(Err(note)) => {
+            notes.push(note.clone());
+            Err(note)
+        }
         Err(message) => {
             crate::report::error(&message);
             return ExitCode::from(2);
         }
+    };
+    let claims = match plumb_flux::config::Config::load(&args.repo) {
+        Ok(config) => config.claims,
+        Err(e) => {
+            crate::report::error(&e.to_string());
+            return ExitCode::from(2);
+        }
+    };
+    checks.extend(claim_checks(&claims, &host, &live));
+    if let Ok(list) = host {
+        checks.extend(list.into_iter().map(|c| Check {
+            check: c.id,
+            subject: c.title,
+            outcome: match c.outcome {
+                plumb_githost::Outcome::Pass => Outcome::Pass,
+                plumb_githost::Outcome::Fail => Outcome::Fail,
+                plumb_githost::Outcome::Unknown => Outcome::Unknown,
+            },
+            evidence: c.evidence,
+        }));
     }
     let failed = checks.iter().filter(|c| c.outcome == Outcome::Fail).count();
     let text = match args.output {
@@ -233,7 +256,7 @@ fn git_host_checks(
     args: &VerifyArgs,
     entry: &EntryBuild,
     commit: Option<&str>,
-) -> Result<Result<Vec<Check>, String>, String> {
+) -> Result<Result<Vec<plumb_githost::Check>, String>, String> {
     if args.no_git_host {
         return Ok(Err("the Git host was not asked (--no-git-host)".into()));
     }
@@ -276,19 +299,139 @@ fn git_host_checks(
     };
     let workflows = plumb_githost::workflows(&args.repo, host.flavor).map_err(|e| e.to_string())?;
     let found = plumb_githost::verify(&host, &workflows, commit).map_err(|e| e.to_string())?;
-    Ok(Ok(found
-        .into_iter()
-        .map(|c| Check {
-            check: c.id,
-            subject: c.title,
-            outcome: match c.outcome {
-                plumb_githost::Outcome::Pass => Outcome::Pass,
-                plumb_githost::Outcome::Fail => Outcome::Fail,
-                plumb_githost::Outcome::Unknown => Outcome::Unknown,
-            },
-            evidence: c.evidence,
-        })
-        .collect()))
+    Ok(Ok(found))
+}
+
+/// Each claim of `.plumb.yaml` proven against what the Git host (`host`: its checks, or why
+/// it was not asked) and the cluster said, or failed: a claim nothing could prove fails.
+fn claim_checks(
+    claims: &plumb_flux::config::Claims,
+    host: &Result<Vec<plumb_githost::Check>, String>,
+    live: &plumb_live::Live,
+) -> Vec<Check> {
+    let claim = |subject: String, ok: bool, evidence: Vec<String>| Check {
+        check: "claim",
+        subject,
+        outcome: if ok { Outcome::Pass } else { Outcome::Fail },
+        evidence,
+    };
+    let host_check = |id: &str| -> Result<&plumb_githost::Check, String> {
+        match host {
+            Ok(list) => list
+                .iter()
+                .find(|c| c.id == id)
+                .ok_or_else(|| format!("the Git host's `{id}` check did not run")),
+            Err(why) => Err(format!("not proven: {why}")),
+        }
+    };
+    let mut out = Vec::new();
+    for (wanted, id, subject) in [
+        (
+            claims.branch_protected,
+            "branch-protected",
+            "branchProtected: the default branch is protected",
+        ),
+        (
+            claims.no_force_push,
+            "no-force-push",
+            "noForcePush: force pushes to the default branch are refused",
+        ),
+    ] {
+        if !wanted {
+            continue;
+        }
+        out.push(match host_check(id) {
+            Ok(c) => claim(
+                subject.into(),
+                c.outcome == plumb_githost::Outcome::Pass,
+                c.evidence.clone(),
+            ),
+            Err(why) => claim(subject.into(), false, vec![why]),
+        });
+    }
+    if !claims.required_checks.is_empty() {
+        let subject = format!("requiredChecks: {}", claims.required_checks.join(", "));
+        out.push(match host_check("required-checks") {
+            Ok(c) => {
+                let missing: Vec<&String> = claims
+                    .required_checks
+                    .iter()
+                    .filter(|r| !c.seen.contains(r))
+                    .collect();
+                let mut evidence = vec![format!("the host requires: {}", c.seen.join(", "))];
+                if !missing.is_empty() {
+                    evidence.push(format!(
+                        "not required: {}",
+                        missing
+                            .iter()
+                            .map(|m| m.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                claim(subject, missing.is_empty(), evidence)
+            }
+            Err(why) => claim(subject, false, vec![why]),
+        });
+    }
+    if !claims.runner_online.is_empty() {
+        let subject = format!("runnerOnline: {}", claims.runner_online.join(", "));
+        out.push(match host_check("runner-online") {
+            Ok(c) if c.seen.is_empty() => claim(
+                subject,
+                false,
+                vec!["not proven: no online runner was seen (the host lists runners only when a workflow job needs a self-hosted one)".into()],
+            ),
+            Ok(c) => {
+                let carries = c.seen.iter().any(|set| {
+                    let labels: Vec<String> = set.split(',').map(str::to_ascii_lowercase).collect();
+                    claims
+                        .runner_online
+                        .iter()
+                        .all(|l| labels.contains(&l.to_ascii_lowercase()))
+                });
+                claim(
+                    subject,
+                    carries,
+                    vec![format!("online runners' labels: {}", c.seen.join("; "))],
+                )
+            }
+            Err(why) => claim(subject, false, vec![why]),
+        });
+    }
+    for name in &claims.ready {
+        let (group, kind, key) = match name.strip_prefix("HelmRelease ") {
+            Some(rest) => ("helm.toolkit.fluxcd.io", "HelmRelease", rest),
+            None => (
+                "kustomize.toolkit.fluxcd.io",
+                "Kustomization",
+                name.strip_prefix("Kustomization ").unwrap_or(name),
+            ),
+        };
+        let (ns, n) = key.split_once('/').unwrap_or(("flux-system", key));
+        let subject = format!("ready: {kind} {ns}/{n}");
+        let found = live.list(group, kind).iter().find(|o| {
+            o.pointer("/metadata/name").and_then(|v| v.as_str()) == Some(n)
+                && o.pointer("/metadata/namespace").and_then(|v| v.as_str()) == Some(ns)
+        });
+        out.push(match found {
+            None => claim(subject, false, vec!["not in the cluster".into()]),
+            Some(o) => {
+                let ready = o
+                    .pointer("/status/conditions")
+                    .and_then(|c| c.as_array())
+                    .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+                let status = ready.and_then(|c| c["status"].as_str()).unwrap_or("absent");
+                let message = ready.and_then(|c| c["message"].as_str()).unwrap_or("");
+                claim(
+                    subject,
+                    status == "True",
+                    vec![format!("Ready={status}: {message}")],
+                )
+            }
+        });
+    }
+    out
 }
 
 /// Grouped by check: failures with their evidence, passes one line each (with `-v` their
