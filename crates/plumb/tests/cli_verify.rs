@@ -82,6 +82,8 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
     assert_eq!(code, Some(0));
     let doc: Value = serde_json::from_str(&json_text).unwrap();
     assert_eq!(doc["schema"], "plumb.verify/v1");
+    let errors = schema_errors(&json_text);
+    assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(doc["summary"]["fail"], 0);
     assert!(doc["checks"].as_array().unwrap().len() > 50, "{doc}");
     // Reads only, and no kind listed twice.
@@ -99,6 +101,21 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
     assert!(
         text.contains("✗ Kustomization flux-system/apps-wave-0\n      spec.suspend: true"),
         "{text}"
+    );
+
+    // A refusal names the permission the credentials lack.
+    let mut state = in_sync(&entry);
+    state
+        .forbidden
+        .push("/apis/helm.toolkit.fluxcd.io/v2/helmreleases".into());
+    let api = FakeApi::start(state);
+    let (code, text, stderr) = verify(&repo, &api.kubeconfig(dir.path()), &[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        stderr.contains(
+            "the credentials need `list` on `helmreleases.helm.toolkit.fluxcd.io` at cluster scope"
+        ),
+        "{stderr}"
     );
 
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -218,4 +235,39 @@ fn a_claim_is_proven_or_fails_never_assumed() {
         text.contains("✗ branchProtected: the default branch is protected\n      not proven: "),
         "{text}"
     );
+}
+
+/// `document` checked against docs/verify.schema.json with Python's jsonschema
+/// (scripts/test's virtualenv, `PLUMB_PYTHON`): the errors.
+fn schema_errors(document: &str) -> Vec<String> {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/verify.schema.json");
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.json");
+    std::fs::write(&doc, document).unwrap();
+    let script = r#"
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+cls = jsonschema.validators.validator_for(schema)
+cls.check_schema(schema)
+for e in cls(schema).iter_errors(json.load(open(sys.argv[2]))):
+    print(f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
+"#;
+    let python = std::env::var("PLUMB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(schema)
+        .arg(&doc)
+        .output()
+        .expect("python3 runs (the schema check needs python3 with jsonschema)");
+    assert!(
+        out.status.success(),
+        "jsonschema failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
