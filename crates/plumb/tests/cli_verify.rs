@@ -73,6 +73,8 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
     let api = FakeApi::start(in_sync(&entry));
     let (code, text, stderr) = verify(&repo, &api.kubeconfig(dir.path()), &[]);
     assert_eq!(code, Some(0), "{text}\n{stderr}");
+    // The summary line: checks, requests and the seconds the cluster part took.
+    eprintln!("{stderr}");
     assert!(
         text.contains("✓ Kustomization flux-system/platform"),
         "{text}"

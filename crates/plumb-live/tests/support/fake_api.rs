@@ -93,6 +93,7 @@ impl FakeApi {
 }
 
 fn serve(stream: std::net::TcpStream, state: &Mutex<State>) {
+    let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -131,13 +132,13 @@ fn serve(stream: std::net::TcpStream, state: &Mutex<State>) {
             404 => "Not Found",
             _ => "Method Not Allowed",
         };
-        if write!(
-            writer,
+        // One write per response: headers and body in separate small writes would wait on
+        // Nagle's algorithm and the client's delayed ACK (40 ms a request).
+        let response = format!(
             "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
             text.len()
-        )
-        .is_err()
-        {
+        );
+        if writer.write_all(response.as_bytes()).is_err() {
             return;
         }
     }
