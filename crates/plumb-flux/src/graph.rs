@@ -94,22 +94,59 @@ fn ks_waves(entry: &EntryBuild) -> HashMap<String, Option<usize>> {
     waves(&deps)
 }
 
+/// The wave of each HelmRelease: no earlier than the Kustomization that applies it, and one
+/// after every release it `dependsOn` (helm-controller waits for those to be ready).
 fn hr_waves(entry: &EntryBuild) -> HashMap<String, Option<usize>> {
-    let deps: Vec<(String, Vec<String>)> = entry
+    let ks = ks_waves(entry);
+    let index: HashMap<String, usize> = entry
         .helm_releases
         .iter()
-        .map(|(h, _)| {
-            (
-                h.id.key(),
-                h.depends_on
-                    .iter()
-                    .filter(|d| d.kind == "HelmRelease")
-                    .map(ObjectRef::key)
-                    .collect(),
-            )
-        })
+        .enumerate()
+        .map(|(i, (h, _))| (h.id.key(), i))
         .collect();
-    waves(&deps)
+    fn visit(
+        i: usize,
+        entry: &EntryBuild,
+        ks: &HashMap<String, Option<usize>>,
+        index: &HashMap<String, usize>,
+        memo: &mut Vec<Option<Option<usize>>>,
+        on_path: &mut Vec<bool>,
+    ) -> Option<usize> {
+        if let Some(done) = memo[i] {
+            return done;
+        }
+        if on_path[i] {
+            return None;
+        }
+        on_path[i] = true;
+        let (h, producer) = &entry.helm_releases[i];
+        let mut wave = ks.get(producer).copied().unwrap_or(Some(0));
+        for d in h.depends_on.iter().filter(|d| d.kind == "HelmRelease") {
+            let w = index
+                .get(&d.key())
+                .and_then(|&j| visit(j, entry, ks, index, memo, on_path));
+            wave = match (wave, w) {
+                (Some(a), Some(b)) => Some(a.max(b + 1)),
+                _ => None,
+            };
+        }
+        on_path[i] = false;
+        memo[i] = Some(wave);
+        wave
+    }
+    let mut memo = vec![None; entry.helm_releases.len()];
+    let mut on_path = vec![false; entry.helm_releases.len()];
+    (0..entry.helm_releases.len())
+        .map(|i| {
+            let w = visit(i, entry, &ks, &index, &mut memo, &mut on_path);
+            (entry.helm_releases[i].0.id.key(), w)
+        })
+        .collect()
+}
+
+/// Sort key: by wave (unresolved last), then name.
+fn by_wave(w: Option<&Option<usize>>, key: &str) -> (usize, String) {
+    (w.copied().flatten().unwrap_or(usize::MAX), key.to_string())
 }
 
 fn wave_label(w: Option<&Option<usize>>) -> String {
@@ -134,14 +171,12 @@ fn text(entry: &EntryBuild) -> String {
         let _ = writeln!(out, "    {}  {url}  (from {producer})", s.id);
     }
     let waves = ks_waves(entry);
-    let _ = writeln!(out, "  kustomizations:");
-    let depth: HashMap<String, usize> = entry
-        .kustomizations
-        .iter()
-        .map(|k| (k.key(), k.chain.len().saturating_sub(1)))
-        .collect();
-    for k in &entry.kustomizations {
-        let indent = "  ".repeat(2 + depth.get(&k.key()).copied().unwrap_or(0));
+    let _ = writeln!(out, "  kustomizations (by wave, then name):");
+    let mut ordered: Vec<&crate::build::KustomizationBuild> = entry.kustomizations.iter().collect();
+    // The entry itself first, then by wave and name.
+    ordered.sort_by_key(|k| (!k.synthetic, by_wave(waves.get(&k.key()), &k.key())));
+    for k in ordered {
+        let indent = "    ";
         let mut line = if k.synthetic {
             format!("{indent}entry {}", display_path(&k.path))
         } else {
@@ -152,6 +187,15 @@ fn text(entry: &EntryBuild) -> String {
                 wave_label(waves.get(&k.key()))
             )
         };
+        match k.parent.as_deref() {
+            Some(parent) if parent.starts_with('/') => {
+                let _ = write!(line, "  in entry {}", display_path(&parent[1..]));
+            }
+            Some(parent) => {
+                let _ = write!(line, "  in {parent}");
+            }
+            None => {}
+        }
         if !k.kustomization.depends_on.is_empty() {
             let deps: Vec<String> = k
                 .kustomization
@@ -168,8 +212,11 @@ fn text(entry: &EntryBuild) -> String {
     }
     if !entry.helm_releases.is_empty() {
         let hw = hr_waves(entry);
-        let _ = writeln!(out, "  helmreleases:");
-        for (h, producer) in &entry.helm_releases {
+        let _ = writeln!(out, "  helmreleases (by wave, then name):");
+        let mut ordered: Vec<&(crate::model::HelmRelease, String)> =
+            entry.helm_releases.iter().collect();
+        ordered.sort_by_key(|(h, _)| by_wave(hw.get(&h.id.key()), &h.id.key()));
+        for (h, producer) in ordered {
             let chart = match (&h.chart, &h.chart_source) {
                 (Some(c), Some(s)) => format!("{c} from {s}"),
                 (None, Some(s)) => s.to_string(),
@@ -262,6 +309,18 @@ fn collect(entry: &EntryBuild, ids: &mut Ids, scope: usize) -> (Nodes, Edges) {
     let hw = hr_waves(entry);
     for (h, producer) in &entry.helm_releases {
         let id = ids.get(&key("hr", &h.id.key()), "h");
+        if let Some(source) = &h.chart_source {
+            let source_id = ids.get(&key("source", &source.to_string()), "s");
+            if !sources.contains(source) {
+                sources.push(source.clone());
+                nodes.push((
+                    source_id.clone(),
+                    format!("{source}\\n(not in the build)"),
+                    "source",
+                ));
+            }
+            edges.push((source_id, id.clone(), "source"));
+        }
         nodes.push((
             id.clone(),
             format!(
@@ -312,8 +371,11 @@ fn mermaid(build: &RepositoryBuild) -> String {
 }
 
 fn dot(build: &RepositoryBuild) -> String {
-    let mut out =
-        String::from("digraph plumb {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
+    // Waves left to right, each wave one column: a parent with a hundred children is a tall
+    // column, not a row a hundred nodes wide.
+    let mut out = String::from(
+        "digraph plumb {\n  rankdir=LR;\n  ranksep=1.2;\n  node [fontname=\"Helvetica\"];\n",
+    );
     let mut ids = Ids {
         map: HashMap::new(),
     };
@@ -335,11 +397,35 @@ fn dot(build: &RepositoryBuild) -> String {
         }
         for (from, to, kind) in edges {
             let style = match kind {
-                "dependsOn" => " [style=dashed, label=\"dependsOn\"]",
+                // Against the rank order: a dependency is an earlier wave.
+                "dependsOn" => " [style=dashed, label=\"dependsOn\", constraint=false]",
                 "source" => " [style=dotted, arrowhead=none]",
                 _ => "",
             };
             let _ = writeln!(out, "    {from} -> {to}{style};");
+        }
+        // One rank per wave.
+        let kw = ks_waves(entry);
+        let hw = hr_waves(entry);
+        let mut ranks: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+        for k in entry.kustomizations.iter().filter(|k| !k.synthetic) {
+            if let Some(Some(w)) = kw.get(&k.key()) {
+                ranks
+                    .entry(*w)
+                    .or_default()
+                    .push(ids.get(&format!("{scope}|ks|{}", k.key()), "k"));
+            }
+        }
+        for (h, _) in &entry.helm_releases {
+            if let Some(Some(w)) = hw.get(&h.id.key()) {
+                ranks
+                    .entry(*w)
+                    .or_default()
+                    .push(ids.get(&format!("{scope}|hr|{}", h.id.key()), "h"));
+            }
+        }
+        for members in ranks.values() {
+            let _ = writeln!(out, "    {{ rank=same; {}; }}", members.join("; "));
         }
         let _ = writeln!(out, "  }}");
     }

@@ -184,7 +184,7 @@ fn graph_formats() {
     let (code, text, _) = run(&["graph"], &repo);
     assert_eq!(code, Some(0));
     assert!(
-        text.contains("flux-system/apps  apps  [wave 1]  dependsOn: flux-system/cluster-config"),
+        text.contains("flux-system/apps  apps  [wave 1]  in flux-system/flux-system  dependsOn: flux-system/cluster-config"),
         "{text}"
     );
     let (_, mermaid, _) = run(&["graph", "-o", "mermaid"], &repo);
@@ -192,9 +192,96 @@ fn graph_formats() {
     assert!(mermaid.contains("-. dependsOn .->"), "{mermaid}");
     let (_, dot, _) = run(&["graph", "-o", "dot"], &repo);
     assert!(dot.starts_with("digraph plumb {"), "{dot}");
-    assert!(dot.contains("[style=dashed, label=\"dependsOn\"]"), "{dot}");
+    assert!(
+        dot.contains("[style=dashed, label=\"dependsOn\", constraint=false]"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("rankdir=LR") && dot.contains("{ rank=same; "),
+        "{dot}"
+    );
     let (code, _, _) = run(&["graph"], &fixture("errors"));
     assert_eq!(code, Some(1));
+}
+
+/// HelmReleases sit no earlier than their Kustomization's wave and after the releases they
+/// depend on; both text lists go by wave, then name; releases have an edge from their chart
+/// source.
+#[test]
+fn graph_waves_order_releases_after_their_dependencies() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    let ks = |name: &str, path: &str, deps: &str| {
+        format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  interval: 1h\n  path: {path}\n  prune: true\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n{deps}")
+    };
+    let hr = |name: &str, deps: &str| {
+        format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: {name}, namespace: apps}}\nspec:\n  interval: 1h\n  chartRef: {{kind: OCIRepository, name: {name}}}\n{deps}")
+    };
+    write("clusters/dev/flux-system/gotk-sync.yaml", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/r\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n");
+    write(
+        "clusters/dev/ks.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("zeta", "./zeta", ""),
+            ks("alpha", "./alpha", "  dependsOn: [{name: zeta}]\n")
+        ),
+    );
+    write("zeta/release.yaml", &hr("database", ""));
+    write(
+        "alpha/release.yaml",
+        &hr("web", "  dependsOn: [{name: cache}]\n"),
+    );
+    write("alpha/cache.yaml", &hr("cache", ""));
+    let (code, text, stderr) = run(&["graph", "--no-helm"], root);
+    assert_eq!(code, Some(0), "{stderr}");
+    let order: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("helmreleases"))
+        .skip(1)
+        .map(|l| l.trim().split("  ").next().unwrap())
+        .collect();
+    assert_eq!(order, ["apps/database", "apps/cache", "apps/web"], "{text}");
+    assert!(
+        text.contains("apps/database  OCIRepository/apps/database  [wave 0]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("apps/cache  OCIRepository/apps/cache  [wave 1]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("apps/web  OCIRepository/apps/web  [wave 2]"),
+        "{text}"
+    );
+    let ks_order: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("kustomizations"))
+        .skip(1)
+        .take_while(|l| !l.contains("helmreleases"))
+        .map(|l| l.trim().split("  ").next().unwrap())
+        .collect();
+    assert_eq!(
+        ks_order,
+        [
+            "flux-system/flux-system",
+            "flux-system/zeta",
+            "flux-system/alpha"
+        ],
+        "{text}"
+    );
+    let (_, dot, _) = run(&["graph", "--no-helm", "-o", "dot"], root);
+    // The chart source of each release is a node with an edge to it.
+    assert_eq!(dot.matches("(not in the build)").count(), 3, "{dot}");
+    assert_eq!(
+        dot.matches("[style=dotted, arrowhead=none]").count(),
+        3 + 3,
+        "{dot}"
+    );
 }
 
 #[test]
