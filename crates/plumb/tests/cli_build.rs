@@ -275,6 +275,34 @@ fn graph_waves_order_releases_after_their_dependencies() {
         "{text}"
     );
     let (_, dot, _) = run(&["graph", "--no-helm", "-o", "dot"], root);
+    let (code, svg, _) = run(&["graph", "--no-helm", "-o", "svg"], root);
+    assert_eq!(code, Some(0));
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""),
+        "{svg}"
+    );
+    for label in [
+        "wave 0",
+        "wave 2",
+        "HelmRelease apps/web",
+        "Kustomization flux-system/alpha",
+        "OCIRepository apps",
+    ] {
+        assert!(svg.contains(label), "{label} missing: {svg}");
+    }
+    // Sources, then waves 0, 1, 2: four columns.
+    let width: usize = svg
+        .split("width=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(width < 2000, "{width}");
+    // The GitRepository and three chart sources, three Kustomizations, three releases.
+    assert_eq!(svg.matches("<g class=").count(), 4 + 3 + 3, "{svg}");
     // The chart source of each release is a node with an edge to it.
     assert_eq!(dot.matches("(not in the build)").count(), 3, "{dot}");
     assert_eq!(

@@ -31,6 +31,8 @@ pub enum GraphOutput {
     Text,
     Mermaid,
     Dot,
+    /// Laid out by plumb (waves left to right), no Graphviz needed.
+    Svg,
 }
 
 pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
@@ -47,6 +49,7 @@ pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
         GraphOutput::Text => Format::Text,
         GraphOutput::Mermaid => Format::Mermaid,
         GraphOutput::Dot => Format::Dot,
+        GraphOutput::Svg => Format::Svg,
     };
     let text = graph::render(&result, format);
     let mut out = std::io::stdout().lock();

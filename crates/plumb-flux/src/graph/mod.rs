@@ -1,11 +1,14 @@
 //! The reconciliation graph of a built repository: sources, Kustomizations and HelmReleases,
 //! with parent → child edges (which Kustomization creates which) and `dependsOn` edges, and the
-//! wave of each (how many `dependsOn` steps stand before it), rendered as text, Mermaid or DOT.
+//! wave of each (how many `dependsOn` steps stand before it), rendered as text, Mermaid, DOT or
+//! SVG ([`svg`], laid out here).
 
 use crate::build::{EntryBuild, RepositoryBuild};
 use crate::model::ObjectRef;
 use std::collections::HashMap;
 use std::fmt::Write;
+
+pub mod svg;
 
 /// How to print the graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +16,7 @@ pub enum Format {
     Text,
     Mermaid,
     Dot,
+    Svg,
 }
 
 /// Renders every entry of `build`.
@@ -26,6 +30,7 @@ pub fn render(build: &RepositoryBuild, format: Format) -> String {
             .join("\n"),
         Format::Mermaid => mermaid(build),
         Format::Dot => dot(build),
+        Format::Svg => svg::render(build),
     }
 }
 
