@@ -378,10 +378,58 @@ fn compare_cluster(
             (ns, c.object.name.clone())
         })
         .collect();
+    // ConfigMaps and Secrets that changed, by (kind, namespace, name): the values a release
+    // reads through `valuesFrom`.
+    let changed_values: HashSet<(String, String, String)> = out
+        .iter()
+        .flat_map(|p| &p.changes)
+        .filter(|c| {
+            c.object.group.is_empty() && matches!(c.object.kind.as_str(), "ConfigMap" | "Secret")
+        })
+        .map(|c| {
+            (
+                c.object.kind.clone(),
+                c.object.namespace.clone(),
+                c.object.name.clone(),
+            )
+        })
+        .collect();
+    let release_objects: Vec<&Value> = head_producers
+        .iter()
+        .chain(base_producers.iter())
+        .flat_map(|p| &p.objects)
+        .filter(|o| ObjectKey::of(o).is("helm.toolkit.fluxcd.io", "HelmRelease"))
+        .collect();
+    let reads_changed_values = |namespace: &str, name: &str| {
+        release_objects
+            .iter()
+            .filter(|o| {
+                let key = ObjectKey::of(o);
+                key.name == name
+                    && (key.namespace == namespace
+                        || (key.namespace.is_empty() && namespace == "default"))
+            })
+            .flat_map(|o| {
+                o.pointer("/spec/valuesFrom")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .any(|v| {
+                let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+                let values_name = v.get("name").and_then(Value::as_str).unwrap_or("");
+                changed_values.contains(&(
+                    kind.to_string(),
+                    namespace.to_string(),
+                    values_name.to_string(),
+                ))
+            })
+    };
     for p in &mut out {
         if p.id.kind == crate::ProducerKind::HelmRelease && !p.compared() {
-            p.render_unknown =
-                changed_releases.contains(&(p.id.namespace.clone(), p.id.name.clone()));
+            p.render_unknown = changed_releases
+                .contains(&(p.id.namespace.clone(), p.id.name.clone()))
+                || reads_changed_values(&p.id.namespace, &p.id.name);
         }
     }
     (

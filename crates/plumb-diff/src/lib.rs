@@ -159,8 +159,9 @@ pub struct ProducerDiff {
     pub base_unknown: Option<Unknown>,
     pub head_unknown: Option<Unknown>,
     pub changes: Vec<Change>,
-    /// A HelmRelease whose render is not compared while the HelmRelease object itself changed:
-    /// what the change renders is unknown, and the output says so.
+    /// A HelmRelease whose render is not compared while the HelmRelease object or a
+    /// ConfigMap or Secret its `valuesFrom` reads changed: what the change renders is unknown,
+    /// and the output says so.
     pub render_unknown: bool,
 }
 
@@ -360,7 +361,9 @@ impl ProducerDiff {
                 _ => Some("not built on either side".to_string()),
             });
             if self.render_unknown {
-                parts.push("its HelmRelease changed, what it renders is unknown".into());
+                parts.push(
+                    "its HelmRelease or its values changed: what it renders is unknown".into(),
+                );
             }
         } else {
             parts.extend(side(&self.base_unknown, "base"));

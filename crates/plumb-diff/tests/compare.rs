@@ -403,3 +403,66 @@ fn each_danger_is_noted_once_and_only_for_its_change() {
     );
     assert!(dangers_of(Some(pvc("10Gi")), Some(pvc("20Gi"))).is_empty());
 }
+
+#[test]
+fn an_unrendered_release_whose_values_config_map_changed_says_its_render_is_unknown() {
+    let hr = json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "app", "namespace": "a"},
+        "spec": {"valuesFrom": [{"kind": "ConfigMap", "name": "app-values"}]}});
+    let release = || Producer {
+        id: ProducerId {
+            kind: ProducerKind::HelmRelease,
+            namespace: "a".into(),
+            name: "app".into(),
+        },
+        title: "HelmRelease a/app".into(),
+        state: State::NotBuilt("chart unavailable".into()),
+        // Its values are objects of its Kustomization, not of the release.
+        objects: vec![],
+        prune: true,
+        force: false,
+        parent: Some(ProducerId {
+            kind: ProducerKind::Kustomization,
+            namespace: "flux-system".into(),
+            name: "apps".into(),
+        }),
+        chart: None,
+    };
+    let side = |replicas: &str| {
+        snapshot(vec![
+            ks(
+                "apps",
+                None,
+                true,
+                vec![
+                    hr.clone(),
+                    cm("app-values", json!({"values.yaml": replicas})),
+                ],
+            ),
+            release(),
+        ])
+    };
+    let d = diff(
+        &side("replicas: 1"),
+        &side("replicas: 2"),
+        &Options::default(),
+    );
+    let p = d.clusters[0]
+        .producers
+        .iter()
+        .find(|p| p.id.name == "app" && p.id.kind == ProducerKind::HelmRelease)
+        .unwrap();
+    assert!(p.render_unknown, "{:#?}", d.clusters[0].producers);
+    assert!(p.is_interesting());
+    assert!(
+        p.status_text().contains("what it renders is unknown"),
+        "{}",
+        p.status_text()
+    );
+    // Nothing it reads changed: not shown.
+    let d = diff(
+        &side("replicas: 1"),
+        &side("replicas: 1"),
+        &Options::default(),
+    );
+    assert!(!d.has_changes());
+}
