@@ -1,13 +1,14 @@
 //! The reconciliation graph of a built repository: sources, Kustomizations and HelmReleases,
 //! with parent → child edges (which Kustomization creates which) and `dependsOn` edges, and the
-//! wave of each (how many `dependsOn` steps stand before it), rendered as text, Mermaid, DOT or
-//! SVG ([`svg`], laid out here).
+//! wave of each (how many `dependsOn` steps stand before it), rendered as text, Mermaid, DOT,
+//! SVG ([`svg`], laid out here) or one self-contained HTML page ([`html`]).
 
 use crate::build::{EntryBuild, RepositoryBuild};
 use crate::model::ObjectRef;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+pub mod html;
 pub mod svg;
 
 /// How to print the graph.
@@ -17,6 +18,7 @@ pub enum Format {
     Mermaid,
     Dot,
     Svg,
+    Html,
 }
 
 /// Renders every entry of `build`.
@@ -31,6 +33,7 @@ pub fn render(build: &RepositoryBuild, format: Format) -> String {
         Format::Mermaid => mermaid(build),
         Format::Dot => dot(build),
         Format::Svg => svg::render(build),
+        Format::Html => html::render(build),
     }
 }
 

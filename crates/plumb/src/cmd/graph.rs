@@ -33,6 +33,8 @@ pub enum GraphOutput {
     Dot,
     /// Laid out by plumb (waves left to right), no Graphviz needed.
     Svg,
+    /// One self-contained page: waves, groups, search, details of a clicked node.
+    Html,
 }
 
 pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
@@ -50,6 +52,7 @@ pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
         GraphOutput::Mermaid => Format::Mermaid,
         GraphOutput::Dot => Format::Dot,
         GraphOutput::Svg => Format::Svg,
+        GraphOutput::Html => Format::Html,
     };
     let text = graph::render(&result, format);
     let mut out = std::io::stdout().lock();
