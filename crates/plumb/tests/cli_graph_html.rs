@@ -121,6 +121,20 @@ fn the_page_searches_and_shows_a_clicked_node_in_a_real_browser() {
     );
     assert!(details.contains("objects"), "{details}");
 
+    // The findings of `plumb check` are shown for the node they belong to.
+    let (_, _, test) = run(
+        &homelab,
+        "entry clusters/prod",
+        &shots.join("homelab-findings.png"),
+    );
+    eprintln!("homelab findings: {test}");
+    assert_eq!(test["clicked"], "entry clusters/prod", "{test}");
+    let details = test["details"].as_str().unwrap();
+    assert!(
+        details.contains("plumb checkSUB002 placeholder `TBD-PROD-"),
+        "{details}"
+    );
+
     let generated = dir.path().join("generated");
     let made = std::process::Command::new("python3")
         .arg(root.join("scripts/bench-gen-repo"))

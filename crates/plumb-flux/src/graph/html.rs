@@ -17,6 +17,15 @@ pub const COLLAPSE: usize = 12;
 
 /// The page for `build`.
 pub fn render(build: &RepositoryBuild) -> String {
+    render_with(build, &std::collections::HashMap::new())
+}
+
+/// The page for `build`, with the `plumb check` findings of each Kustomization (by
+/// `namespace/name`) shown in its details.
+pub fn render_with(
+    build: &RepositoryBuild,
+    findings: &std::collections::HashMap<String, Vec<String>>,
+) -> String {
     let mut clusters = Vec::new();
     for entry in &build.entries {
         let kw = ks_waves(entry);
@@ -63,6 +72,13 @@ pub fn render(build: &RepositoryBuild) -> String {
                 "objects": k.objects.len(),
                 "dependsOn": k.kustomization.depends_on.iter().map(|d| format!("ks|{}", d.key())).collect::<Vec<_>>(),
                 "errors": errors,
+                // Findings name a Kustomization `namespace/name`, an entry `entry PATH`.
+                "findings": findings
+                    .get(&k.key())
+                    .or_else(|| findings.get(&format!("entry {}", if k.path.is_empty() { "." } else { &k.path })))
+                    .filter(|_| k.synthetic || findings.contains_key(&k.key()))
+                    .cloned()
+                    .unwrap_or_default(),
             }));
         }
         for (h, producer) in &entry.helm_releases {
@@ -172,6 +188,7 @@ function show(n){
   const children = DATA[n.cluster].nodes.filter(c => c.group && ('ks|' + c.group === n.id));
   if (children.length) { const s = el('span'); children.forEach((c,i) => { if (i) s.append(', '); s.appendChild(link(c.id, n.cluster)); }); row('creates', s); }
   if (n.errors && n.errors.length) { const p = el('pre', '', n.errors.join('\n\n')); row('errors', p); }
+  if (n.findings && n.findings.length) { const p = el('pre', '', n.findings.join('\n')); row('plumb check', p); }
   const details = document.getElementById('details'); details.replaceChildren(dl);
   return details.textContent;
 }

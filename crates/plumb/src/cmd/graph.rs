@@ -54,7 +54,35 @@ pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
         GraphOutput::Svg => Format::Svg,
         GraphOutput::Html => Format::Html,
     };
-    let text = graph::render(&result, format);
+    let text = if format == Format::Html {
+        // The page shows each Kustomization's `plumb check` findings.
+        let findings = match plumb_check::CheckConfig::load(&args.repo) {
+            Ok(config) => {
+                let selection = plumb_check::Selection::new(&config.rules, &[], &[]);
+                let report = plumb_check::Report::run(&result, &config, &selection);
+                let mut by: std::collections::HashMap<String, Vec<String>> = Default::default();
+                for f in &report.findings {
+                    let Some(key) = f.chain.last() else { continue };
+                    let place = f
+                        .location
+                        .as_ref()
+                        .map(|l| format!(" ({}:{})", l.file.display(), l.line))
+                        .unwrap_or_default();
+                    by.entry(key.clone())
+                        .or_default()
+                        .push(format!("{} {}{place}", f.code, f.message));
+                }
+                by
+            }
+            Err(e) => {
+                crate::report::error(&format!("findings not shown: {e}"));
+                Default::default()
+            }
+        };
+        graph::html::render_with(&result, &findings)
+    } else {
+        graph::render(&result, format)
+    };
     let mut out = std::io::stdout().lock();
     if out
         .write_all(text.as_bytes())
