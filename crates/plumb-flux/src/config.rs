@@ -24,6 +24,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "rules",
     "mirrors",
     "claims",
+    "render",
 ];
 
 /// A Flux source read from a local directory instead of its remote artifact.

@@ -51,6 +51,8 @@ pub enum Command {
     Explain(cmd::explain::ExplainArgs),
     /// The reconciliation graph: sources, Kustomizations, HelmReleases, dependsOn and waves.
     Graph(cmd::graph::GraphArgs),
+    /// The catalog rendered into dependency-ordered waves; `--check`: render == golden.
+    Render(cmd::render::RenderArgs),
     /// The live cluster measured against the repository, read-only: each check with its evidence.
     Verify(cmd::verify::VerifyArgs),
     /// The cache of fetched sources: list it, remove what no build used lately, or clear it.
@@ -110,6 +112,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Graph(args) => cmd::graph::run(args, verbosity),
         Command::Kustomize(c) => cmd::kustomize::run(c),
         Command::State(args) => cmd::state::run(args),
+        Command::Render(args) => cmd::render::run(args, verbosity),
         Command::Verify(args) => cmd::verify::run(args, cli.color, verbosity),
         Command::Cache(args) => cmd::cache::run(args),
         Command::Completions { shell } => {

@@ -11,5 +11,6 @@ pub mod helm;
 pub mod kustomize;
 pub mod progress;
 pub mod remote;
+pub mod render;
 pub mod state;
 pub mod verify;
