@@ -119,7 +119,7 @@ fn a_dependency_on_a_missing_wave_is_reported() {
         "    - name: apps-wave-3\n",
     );
     let found = findings(&root, "clusters/dev");
-    assert_eq!(places(&found), ["ORD005 clusters/base/apps.yaml:68:13"]);
+    assert_eq!(places(&found), ["ORD005 clusters/base/apps.yaml:69:13"]);
     assert!(
         found[0].help.starts_with("did you mean `apps-wave-"),
         "{}",

@@ -1,5 +1,5 @@
 //! The catalog: one YAML file per app (or several documents in one file), each a mapping with
-//! `name`, `namespace`, `path` or `source`, `dependsOn`, an optional `wave` pin, `sops` and
+//! `name`, `namespace`, `path` or `source`, `dependsOn`, an optional `wave` pin, `encrypted` and
 //! `notes`. Only the values are read; comments in the catalog never reach the output.
 
 use crate::error::{line_of, unknown_key, RenderError};
@@ -14,7 +14,7 @@ pub const KEYS: &[&str] = &[
     "source",
     "dependsOn",
     "wave",
-    "sops",
+    "encrypted",
     "notes",
 ];
 
@@ -40,7 +40,7 @@ pub struct App {
     /// `wave: N`: no earlier than wave N.
     pub wave: Option<usize>,
     /// The app holds SOPS-encrypted files: its wave's Flux Kustomization decrypts.
-    pub sops: bool,
+    pub encrypted: bool,
     pub notes: Option<String>,
     /// The catalog file, relative to the repository root.
     pub file: PathBuf,
@@ -177,12 +177,12 @@ fn app(path: &Path, node: &Node) -> Result<App, RenderError> {
                 .ok_or_else(|| fail(v, "`wave` must be a wave number (0, 1, ...)".into()))?,
         ),
     };
-    let sops = match node.get("sops") {
+    let encrypted = match node.get("encrypted") {
         None => false,
         Some(v) => match v.scalar_value() {
             Some("true") => true,
             Some("false") => false,
-            _ => return Err(fail(v, "`sops` must be true or false".into())),
+            _ => return Err(fail(v, "`encrypted` must be true or false".into())),
         },
     };
     Ok(App {
@@ -191,7 +191,7 @@ fn app(path: &Path, node: &Node) -> Result<App, RenderError> {
         source,
         depends_on,
         wave,
-        sops,
+        encrypted,
         notes: text("notes")?.map(|n| n.split_whitespace().collect::<Vec<_>>().join(" ")),
         file: path.to_path_buf(),
         line: node.get_key("name").map_or(line_of(node), line_of),

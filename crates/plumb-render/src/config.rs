@@ -64,7 +64,7 @@ pub struct SourceRef {
     pub namespace: Option<String>,
 }
 
-/// `decryption:`: the SOPS settings of the waves that hold an app marked `sops: true`, or of
+/// `decryption:`: the SOPS settings of the waves that hold an app marked `encrypted: true`, or of
 /// every wave with `everyWave: true`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decryption {

@@ -117,7 +117,7 @@ fn flux_kustomization(config: &RenderConfig, plan: &Plan, n: usize, dir: &str) -
         }
     }
     if let Some(dec) = &config.decryption {
-        if dec.every_wave || members.iter().any(|&i| plan.apps[i].sops) {
+        if dec.every_wave || members.iter().any(|&i| plan.apps[i].encrypted) {
             let _ = writeln!(
                 s,
                 "  decryption:\n    provider: {}\n    secretRef:\n      name: {}",

@@ -265,8 +265,8 @@ fn walk(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn decryption_goes_on_the_waves_with_a_sops_app_or_on_every_wave() {
-    let secret = format!("{}sops: true\n", app("secret", &["a"]));
+fn decryption_goes_on_the_waves_with_an_encrypted_app_or_on_every_wave() {
+    let secret = format!("{}encrypted: true\n", app("secret", &["a"]));
     let apps = [
         ("a", app("a", &[])),
         ("secret", secret),
