@@ -64,7 +64,7 @@ impl Render {
                 }
             }
         }
-        Ok(Render::new(config, apps)?)
+        Render::new(config, apps)
     }
 
     /// Validates `apps` and renders them as `config` says, reading nothing.
