@@ -39,6 +39,20 @@ pub enum Color {
     Never,
 }
 
+impl Color {
+    /// Whether to colour what goes to stdout: `auto` is a terminal without `NO_COLOR`.
+    pub fn for_stdout(self) -> bool {
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                use std::io::IsTerminal;
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Build every Flux Kustomization reachable from the entry paths, as the cluster will.

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use plumb_check::render::{self, text::TextOptions};
 use plumb_check::{CheckConfig, Report, Selection};
 use plumb_flux::varsub::Mode;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,13 +102,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
         Format::Text if args.statistics => render::statistics::text(&report),
         Format::Json if args.statistics => json_text(&render::statistics::json(&report)),
         Format::Text => {
-            let color = match color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
+            let color = color.for_stdout();
             render::text::render(&mut report, TextOptions { color })
         }
         Format::Json => json_text(&render::json::render(&report)),

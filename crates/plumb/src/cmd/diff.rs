@@ -9,7 +9,7 @@ use plumb_diff::{Revision, Snapshot};
 use plumb_flux::build::{RepositoryBuild, SetupError};
 use plumb_flux::varsub::Mode;
 use plumb_source::revision::{Checkout, Revision as GitRevision};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -292,13 +292,7 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
     );
     let text = match args.output {
         Output::Text => {
-            let color = match color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
+            let color = color.for_stdout();
             plumb_diff::text::render(
                 &diff,
                 &base.revision,

@@ -9,7 +9,7 @@ use plumb_flux::build::EntryBuild;
 use plumb_flux::varsub::Mode;
 use plumb_live::{Check, Outcome};
 use serde_json::json;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -207,13 +207,7 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
         }
         Output::Text => {
-            let color = match color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
+            let color = color.for_stdout();
             text(
                 &checks,
                 &live.server,
