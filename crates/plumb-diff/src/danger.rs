@@ -184,7 +184,7 @@ fn shrunk(change: &Change, b: &Value, h: &Value, note: &mut impl FnMut(&'static 
     let size = |v: &Value| {
         at(v, "/spec/resources/requests/storage")
             .and_then(Value::as_str)
-            .and_then(|s| quantity(s).map(|q| (s.to_string(), q)))
+            .and_then(|s| plumb_flux::model::quantity(s).map(|q| (s.to_string(), q)))
     };
     if let (Some((old, a)), Some((new, b))) = (size(b), size(h)) {
         if b < a {
@@ -197,34 +197,6 @@ fn shrunk(change: &Change, b: &Value, h: &Value, note: &mut impl FnMut(&'static 
             );
         }
     }
-}
-
-/// A Kubernetes quantity in bytes (`10Gi`, `500M`, `1e3`), when it parses.
-fn quantity(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "Ki" => 1024f64,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        _ => return None,
-    };
-    Some(n * factor)
 }
 
 /// DIF004: a workload scaled to zero.
@@ -772,14 +744,6 @@ pub fn doc(code: &str) -> Option<&'static DangerDoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quantities_compare_in_bytes() {
-        assert!(quantity("5Gi").unwrap() < quantity("10Gi").unwrap());
-        assert!(quantity("1Gi").unwrap() > quantity("1G").unwrap());
-        assert_eq!(quantity("1e3"), Some(1000.0));
-        assert_eq!(quantity("2x"), None);
-    }
 
     #[test]
     fn every_doc_has_the_sections() {

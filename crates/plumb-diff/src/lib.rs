@@ -55,10 +55,7 @@ impl ObjectKey {
         let s = |p: &str| value.pointer(p).and_then(Value::as_str).unwrap_or("");
         let api_version = s("/apiVersion");
         ObjectKey {
-            group: api_version
-                .split_once('/')
-                .map_or("", |(g, _)| g)
-                .to_string(),
+            group: plumb_flux::model::group_of(api_version).to_string(),
             kind: s("/kind").to_string(),
             namespace: s("/metadata/namespace").to_string(),
             name: s("/metadata/name").to_string(),

@@ -24,6 +24,35 @@ pub fn group_of(api_version: &str) -> &str {
     api_version.split_once('/').map_or("", |(g, _)| g)
 }
 
+/// A Kubernetes quantity as a number (`10Gi` in bytes, `500m` a half, `1e3`), when it parses:
+/// binary and decimal suffixes as resource.Quantity reads them.
+pub fn quantity(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let factor = match suffix {
+        "" => 1.0,
+        "Ki" => 1024f64,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        _ => return None,
+    };
+    Some(n * factor)
+}
+
 /// An object as `kind` `namespace`/`name`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectRef {
@@ -388,5 +417,18 @@ impl HelmRelease {
                 .map(str::to_string),
             depends_on,
         })
+    }
+}
+
+#[cfg(test)]
+mod quantity_tests {
+    use super::*;
+
+    #[test]
+    fn quantities_compare_in_bytes() {
+        assert!(quantity("5Gi").unwrap() < quantity("10Gi").unwrap());
+        assert!(quantity("1Gi").unwrap() > quantity("1G").unwrap());
+        assert_eq!(quantity("1e3"), Some(1000.0));
+        assert_eq!(quantity("2x"), None);
     }
 }

@@ -341,7 +341,7 @@ fn extra(entry: &EntryBuild, live: &Live, out: &mut Vec<Check>) {
 /// `namespace_name_group_kind`, as Flux writes inventory entries.
 fn inventory_id(o: &Value, namespaced: bool) -> String {
     let api_version = s(o, "/apiVersion").unwrap_or("");
-    let group = api_version.split_once('/').map_or("", |(g, _)| g);
+    let group = plumb_flux::model::group_of(api_version);
     let ns = match s(o, "/metadata/namespace") {
         Some(ns) => ns,
         None if namespaced => "default",
@@ -499,7 +499,7 @@ fn objects(entry: &EntryBuild, live: &Live, out: &mut Vec<Check>) {
             let api_version = s(v, "/apiVersion").unwrap_or("");
             let kind = s(v, "/kind").unwrap_or("");
             let name = s(v, "/metadata/name").unwrap_or("");
-            let group = api_version.split_once('/').map_or("", |(g, _)| g);
+            let group = plumb_flux::model::group_of(api_version);
             let ns_written = s(v, "/metadata/namespace");
             let is_namespaced = namespaced(live, v);
             let ns = match ns_written {
@@ -679,33 +679,11 @@ fn subset(
 /// or the same number written as a string and as a number.
 fn same_quantity(a: &Value, b: &Value) -> bool {
     let q = |v: &Value| match v {
-        Value::String(s) => quantity(s),
+        Value::String(s) => plumb_flux::model::quantity(s),
         Value::Number(n) => n.as_f64(),
         _ => None,
     };
     matches!((q(a), q(b)), (Some(x), Some(y)) if (x - y).abs() <= f64::EPSILON * x.abs().max(1.0))
-}
-
-fn quantity(s: &str) -> Option<f64> {
-    let split = s
-        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        _ => return None,
-    };
-    Some(n * factor)
 }
 
 /// Workloads available, CRDs established.
