@@ -40,47 +40,64 @@ pub fn render(build: &RepositoryBuild, format: Format) -> String {
 /// The wave of each key: 0 without `dependsOn`, else one more than its latest dependency.
 /// Members of a cycle, and what waits on them, have no wave.
 pub fn waves(deps: &[(String, Vec<String>)]) -> HashMap<String, Option<usize>> {
+    layered(deps, &vec![Some(0); deps.len()])
+}
+
+/// The wave of each key: at least its `floor` (`None`: never), and one more than each of its
+/// dependencies'. Members of a cycle, what waits on them and what depends on a key outside
+/// `deps` have no wave.
+fn layered(
+    deps: &[(String, Vec<String>)],
+    floor: &[Option<usize>],
+) -> HashMap<String, Option<usize>> {
     let index: HashMap<&str, usize> = deps
         .iter()
         .enumerate()
         .map(|(i, (k, _))| (k.as_str(), i))
         .collect();
-    let mut memo: Vec<Option<Option<usize>>> = vec![None; deps.len()];
-    fn visit(
-        i: usize,
-        deps: &[(String, Vec<String>)],
-        index: &HashMap<&str, usize>,
-        memo: &mut Vec<Option<Option<usize>>>,
-        on_path: &mut Vec<bool>,
-    ) -> Option<usize> {
-        if let Some(done) = memo[i] {
-            return done;
-        }
-        if on_path[i] {
-            return None;
-        }
-        on_path[i] = true;
-        let mut wave = Some(0);
-        for d in &deps[i].1 {
-            // A dependency outside the graph never becomes ready: no wave either.
-            let w = index
-                .get(d.as_str())
-                .and_then(|&j| visit(j, deps, index, memo, on_path));
-            wave = match (wave, w) {
-                (Some(a), Some(b)) => Some(a.max(b + 1)),
-                _ => None,
-            };
-        }
-        on_path[i] = false;
-        memo[i] = Some(wave);
-        wave
+    struct Walk<'a> {
+        deps: &'a [(String, Vec<String>)],
+        floor: &'a [Option<usize>],
+        index: HashMap<&'a str, usize>,
+        memo: Vec<Option<Option<usize>>>,
+        on_path: Vec<bool>,
     }
-    let mut on_path = vec![false; deps.len()];
+    impl Walk<'_> {
+        fn visit(&mut self, i: usize) -> Option<usize> {
+            if let Some(done) = self.memo[i] {
+                return done;
+            }
+            if self.on_path[i] {
+                return None;
+            }
+            self.on_path[i] = true;
+            let mut wave = self.floor[i];
+            for d in 0..self.deps[i].1.len() {
+                // A dependency outside the graph never becomes ready: no wave either.
+                let w = self
+                    .index
+                    .get(self.deps[i].1[d].as_str())
+                    .copied()
+                    .and_then(|j| self.visit(j));
+                wave = match (wave, w) {
+                    (Some(a), Some(b)) => Some(a.max(b + 1)),
+                    _ => None,
+                };
+            }
+            self.on_path[i] = false;
+            self.memo[i] = Some(wave);
+            wave
+        }
+    }
+    let mut walk = Walk {
+        deps,
+        floor,
+        index,
+        memo: vec![None; deps.len()],
+        on_path: vec![false; deps.len()],
+    };
     (0..deps.len())
-        .map(|i| {
-            let w = visit(i, deps, &index, &mut memo, &mut on_path);
-            (deps[i].0.clone(), w)
-        })
+        .map(|i| (deps[i].0.clone(), walk.visit(i)))
         .collect()
 }
 
@@ -106,50 +123,26 @@ fn ks_waves(entry: &EntryBuild) -> HashMap<String, Option<usize>> {
 /// after every release it `dependsOn` (helm-controller waits for those to be ready).
 fn hr_waves(entry: &EntryBuild) -> HashMap<String, Option<usize>> {
     let ks = ks_waves(entry);
-    let index: HashMap<String, usize> = entry
+    let deps: Vec<(String, Vec<String>)> = entry
         .helm_releases
         .iter()
-        .enumerate()
-        .map(|(i, (h, _))| (h.id.key(), i))
-        .collect();
-    fn visit(
-        i: usize,
-        entry: &EntryBuild,
-        ks: &HashMap<String, Option<usize>>,
-        index: &HashMap<String, usize>,
-        memo: &mut Vec<Option<Option<usize>>>,
-        on_path: &mut Vec<bool>,
-    ) -> Option<usize> {
-        if let Some(done) = memo[i] {
-            return done;
-        }
-        if on_path[i] {
-            return None;
-        }
-        on_path[i] = true;
-        let (h, producer) = &entry.helm_releases[i];
-        let mut wave = ks.get(producer).copied().unwrap_or(Some(0));
-        for d in h.depends_on.iter().filter(|d| d.kind == "HelmRelease") {
-            let w = index
-                .get(&d.key())
-                .and_then(|&j| visit(j, entry, ks, index, memo, on_path));
-            wave = match (wave, w) {
-                (Some(a), Some(b)) => Some(a.max(b + 1)),
-                _ => None,
-            };
-        }
-        on_path[i] = false;
-        memo[i] = Some(wave);
-        wave
-    }
-    let mut memo = vec![None; entry.helm_releases.len()];
-    let mut on_path = vec![false; entry.helm_releases.len()];
-    (0..entry.helm_releases.len())
-        .map(|i| {
-            let w = visit(i, entry, &ks, &index, &mut memo, &mut on_path);
-            (entry.helm_releases[i].0.id.key(), w)
+        .map(|(h, _)| {
+            (
+                h.id.key(),
+                h.depends_on
+                    .iter()
+                    .filter(|d| d.kind == "HelmRelease")
+                    .map(ObjectRef::key)
+                    .collect(),
+            )
         })
-        .collect()
+        .collect();
+    let floor: Vec<Option<usize>> = entry
+        .helm_releases
+        .iter()
+        .map(|(_, producer)| ks.get(producer).copied().unwrap_or(Some(0)))
+        .collect();
+    layered(&deps, &floor)
 }
 
 /// Sort key: by wave (unresolved last), then name.
