@@ -201,10 +201,7 @@ fn sides(args: &DiffArgs) -> Result<(Side, Side), String> {
 fn entries_in(dir: &Path, entries: &[String]) -> Vec<String> {
     entries
         .iter()
-        .filter(|e| {
-            dir.join(e.trim_start_matches("./").trim_start_matches('/'))
-                .is_dir()
-        })
+        .filter(|e| plumb_flux::source::join(dir, &plumb_flux::source::clean_relative(e)).is_dir())
         .cloned()
         .collect()
 }

@@ -60,7 +60,8 @@ fn pick<'a>(
     live: &plumb_live::Live,
 ) -> Result<&'a EntryBuild, String> {
     if let Some(asked) = asked {
-        let clean = asked.trim_start_matches("./").trim_end_matches('/');
+        // As the build reads an entry path.
+        let clean = plumb_flux::source::clean_relative(asked);
         return entries.iter().find(|e| e.entry == clean).ok_or_else(|| {
             format!(
                 "--entry {asked}: not an entry of this build (entries: {})",
