@@ -204,6 +204,10 @@ fn compare_cluster(
             masker.mask(&noise::normalise(v, renames))
         }
     };
+    // What a pair's diff shows, once both sides are normalised already.
+    let shown = |raw: &Value, normalised: &Value| -> Value {
+        masker.mask(if options.show_noise { raw } else { normalised })
+    };
     let title = |key: &ObjectKey| key.to_string();
     let mut note_noise = |producer: usize, key: &ObjectKey, why: String| {
         noise_out.push(Noise {
@@ -228,11 +232,7 @@ fn compare_cluster(
                 continue;
             }
         }
-        let diff = unified(
-            &title(&key),
-            Some(&view(&b, &no_renames)),
-            Some(&view(&h, &renames)),
-        );
+        let diff = unified(&title(&key), Some(&shown(&b, &nb)), Some(&shown(&h, &nh)));
         let noise_hidden = !options.show_noise && noise::differs_in_noise(&b, &h, &renames);
         changes[p].push(Change {
             object: key,
@@ -281,16 +281,14 @@ fn compare_cluster(
         });
     }
     for (p, from, key, b, h) in moved {
-        let diff = if noise::normalise(&b, &no_renames) == noise::normalise(&h, &renames)
-            && !options.show_noise
-        {
+        let (nb, nh) = (
+            noise::normalise(&b, &no_renames),
+            noise::normalise(&h, &renames),
+        );
+        let diff = if nb == nh && !options.show_noise {
             String::new()
         } else {
-            unified(
-                &title(&key),
-                Some(&view(&b, &no_renames)),
-                Some(&view(&h, &renames)),
-            )
+            unified(&title(&key), Some(&shown(&b, &nb)), Some(&shown(&h, &nh)))
         };
         let noise_hidden = !options.show_noise && noise::differs_in_noise(&b, &h, &renames);
         changes[p].push(Change {
