@@ -11,45 +11,18 @@
 
 #[path = "support/cli.rs"]
 mod cli;
+#[path = "support/git.rs"]
+mod git;
 #[path = "support/helm.rs"]
 mod helm;
+#[path = "support/schema.rs"]
+mod schema;
 
 use cli::write;
+use git::git;
 use helm::plumb;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-
-/// `git ARGS` in `dir` with a fixed identity and dates, so commit ids (and so the snapshots)
-/// are the same on every run.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=plumb",
-            "-c",
-            "user.email=plumb@example.com",
-        ])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .env_remove("GIT_DIR")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn commit(dir: &Path, message: &str) -> String {
     git(dir, &["add", "-A"]);
@@ -488,17 +461,13 @@ fn each_kind_of_pull_request_shows_its_changes_and_dangers_once() {
     initial(root);
     let scenarios = scenarios(root);
     let mut failures = Vec::new();
-    let documents = tempfile::tempdir().unwrap();
+    let mut documents = Vec::new();
     for (expect, base, head) in &scenarios {
         let revs = ["--base", base.as_str(), "--head", head.as_str()];
         let (code, json, stderr) = diff(root, cache.path(), &[&revs[..], &["-o", "json"]].concat());
         assert_eq!(code, Some(0), "{}: {stderr}", expect.name);
         let doc: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
-        std::fs::write(
-            documents.path().join(format!("{}.json", expect.name)),
-            &json,
-        )
-        .unwrap();
+        documents.push((expect.name.to_string(), json.clone()));
         let mut got = changes_of(&doc);
         let mut want: Vec<(String, String, String)> = expect
             .changes
@@ -557,42 +526,8 @@ fn each_kind_of_pull_request_shows_its_changes_and_dangers_once() {
             }
         }
     }
-    failures.extend(schema_errors(documents.path()));
+    failures.extend(schema::schema_errors("diff.schema.json", &documents));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// Every document in `dir` checked against docs/diff.schema.json with Python's jsonschema
-/// (scripts/test's virtualenv, `PLUMB_PYTHON`): the errors.
-fn schema_errors(dir: &Path) -> Vec<String> {
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/diff.schema.json");
-    let script = r#"
-import json, sys, glob
-import jsonschema
-schema = json.load(open(sys.argv[1]))
-cls = jsonschema.validators.validator_for(schema)
-cls.check_schema(schema)
-v = cls(schema)
-for p in sorted(glob.glob(sys.argv[2] + "/*.json")):
-    for e in v.iter_errors(json.load(open(p))):
-        print(f"{p}: {'/'.join(map(str, e.absolute_path))}: {e.message}")
-"#;
-    let python = std::env::var("PLUMB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(schema)
-        .arg(dir)
-        .output()
-        .expect("python3 runs (the schema check needs python3 with jsonschema)");
-    assert!(
-        out.status.success(),
-        "jsonschema failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 /// A clone of a repository holding [`initial`], with a feature branch tracking `origin/main`.

@@ -7,10 +7,15 @@
 mod cluster;
 #[path = "../../plumb-live/tests/support/fake_api.rs"]
 mod fake_api;
+#[path = "support/git.rs"]
+mod git;
+#[path = "support/schema.rs"]
+mod schema;
 
 use assert_cmd::Command;
 use cluster::{homelab, in_sync, item};
 use fake_api::FakeApi;
+use git::git;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -84,7 +89,10 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
     assert_eq!(code, Some(0));
     let doc: Value = serde_json::from_str(&json_text).unwrap();
     assert_eq!(doc["schema"], "plumb.verify/v1");
-    let errors = schema_errors(&json_text);
+    let errors = schema::schema_errors(
+        "verify.schema.json",
+        &[("verify".into(), json_text.clone())],
+    );
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(doc["summary"]["fail"], 0);
     assert!(doc["checks"].as_array().unwrap().len() > 50, "{doc}");
@@ -134,29 +142,6 @@ fn in_sync_passes_a_suspended_kustomization_fails_and_no_api_is_exit_2() {
         )),
         "{stderr}"
     );
-}
-
-/// `git ARGS` in `dir`, which must succeed; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 #[test]
@@ -237,39 +222,4 @@ fn a_claim_is_proven_or_fails_never_assumed() {
         text.contains("✗ branchProtected: the default branch is protected\n      not proven: "),
         "{text}"
     );
-}
-
-/// `document` checked against docs/verify.schema.json with Python's jsonschema
-/// (scripts/test's virtualenv, `PLUMB_PYTHON`): the errors.
-fn schema_errors(document: &str) -> Vec<String> {
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/verify.schema.json");
-    let dir = tempfile::tempdir().unwrap();
-    let doc = dir.path().join("doc.json");
-    std::fs::write(&doc, document).unwrap();
-    let script = r#"
-import json, sys
-import jsonschema
-schema = json.load(open(sys.argv[1]))
-cls = jsonschema.validators.validator_for(schema)
-cls.check_schema(schema)
-for e in cls(schema).iter_errors(json.load(open(sys.argv[2]))):
-    print(f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
-"#;
-    let python = std::env::var("PLUMB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let out = std::process::Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(schema)
-        .arg(&doc)
-        .output()
-        .expect("python3 runs (the schema check needs python3 with jsonschema)");
-    assert!(
-        out.status.success(),
-        "jsonschema failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
