@@ -13,7 +13,7 @@ mod helm;
 #[path = "../../plumb-source/tests/support/http_server.rs"]
 mod http_server;
 
-use cli::write;
+use cli::{copy_dir, write};
 use helm::{cluster, digest, package, plumb};
 use http_server::HttpServer;
 use serde_json::Value;
@@ -25,19 +25,6 @@ fn fixture(code: &str, kind: &str) -> PathBuf {
         .join("../plumb-check/tests/fixtures")
         .join(code)
         .join(kind)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `plumb check --color never` and `--format json`: exit code, text, the JSON findings,

@@ -2,7 +2,11 @@
 //! fails with exit 1 and a diff naming exactly the file edited by hand, writes nothing; a bad
 //! catalog is exit 2 with file:line; `--table` prints markdown.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use assert_cmd::Command;
+use cli::copy_dir;
 use std::path::{Path, PathBuf};
 
 fn plumb() -> Command {
@@ -26,21 +30,8 @@ fn run(args: &[&str], repo: &Path) -> (Option<i32>, String, String) {
 /// temporary repository (with the apps' directories the catalog names).
 fn homelab_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy(&homelab(), dir.path());
+    copy_dir(&homelab(), dir.path());
     dir
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! passing, 1 with a suspended Kustomization shown with its evidence, 2 when the API cannot be
 //! reached; the JSON document's shape.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../plumb-live/tests/support/cluster.rs"]
 mod cluster;
 #[path = "../../plumb-live/tests/support/fake_api.rs"]
@@ -13,6 +15,7 @@ mod git;
 mod schema;
 
 use assert_cmd::Command;
+use cli::copy_dir;
 use cluster::{homelab, in_sync, item};
 use fake_api::FakeApi;
 use git::git;
@@ -21,20 +24,8 @@ use std::path::Path;
 
 /// A copy of examples/homelab outside any git checkout (so no commit is expected of it).
 fn homelab_copy(dir: &Path) -> std::path::PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let target = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &target);
-            } else {
-                std::fs::copy(e.path(), &target).unwrap();
-            }
-        }
-    }
     let to = dir.join("homelab");
-    copy(
+    copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/homelab"),
         &to,
     );

@@ -16,6 +16,20 @@ pub fn write(root: &Path, rel: &str, text: &str) {
     fs::write(p, text).unwrap();
 }
 
+/// Copies the tree `from` into `to` (created), files and directories.
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Exit code, stdout and stderr of `plumb build` on `repo`.
 pub fn plumb_build(
     repo: &Path,
