@@ -3,8 +3,9 @@
 
 use crate::build::{EntryBuild, KustomizationBuild, RepositoryBuild, Status};
 use crate::helm_release::ReleaseBuild;
-use crate::model::ObjectRef;
+use crate::model::{Object, ObjectRef};
 use crate::source::Inference;
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::fmt;
 
@@ -225,50 +226,47 @@ impl RepositoryBuild {
 
     /// One YAML stream of the selected Kustomizations' objects, each group preceded by a
     /// `# Source: Kustomization ns/name (path)` line (and `# Entry: path` with several entries).
-    pub fn to_yaml(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
-        let mut out = String::new();
+    pub fn to_yaml<'a>(&'a self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
+        // Each section's header (separator, entry, source) and objects, in output order; the
+        // sections are written in parallel, then joined.
+        let mut sections: Vec<(String, Vec<&'a Value>)> = Vec::new();
         let several = self.entries.len() > 1;
-        let mut first = true;
+        let mut section = |title: String, objects: &'a [Object], entry: &str| {
+            let mut header = String::new();
+            if !sections.is_empty() {
+                header.push_str("---\n");
+            }
+            if several {
+                header.push_str(&format!("# Entry: {entry}\n"));
+            }
+            header.push_str(&format!("# Source: {title}\n"));
+            sections.push((header, objects.iter().map(|o| &o.value).collect()));
+        };
         for entry in &self.entries {
             // What bootstrap applies comes first: the cluster has it before Flux.
             for r in bootstrap_of(entry, select).filter(|r| !r.objects.is_empty()) {
-                if !first {
-                    out.push_str("---\n");
-                }
-                first = false;
-                if several {
-                    out.push_str(&format!("# Entry: {}\n", entry.entry));
-                }
-                out.push_str(&format!(
-                    "# Source: {}\n",
-                    crate::helm_release::bootstrap::title(r)
-                ));
-                let values: Vec<&Value> = r.objects.iter().map(|o| &o.value).collect();
-                out.push_str(&plumb_yaml::write_stream(values));
+                section(
+                    crate::helm_release::bootstrap::title(r),
+                    &r.objects,
+                    &entry.entry,
+                );
             }
             for k in entry.kustomizations.iter().filter(|k| select(k)) {
-                if !first {
-                    out.push_str("---\n");
-                }
-                first = false;
-                if several {
-                    out.push_str(&format!("# Entry: {}\n", entry.entry));
-                }
-                out.push_str(&format!("# Source: {}\n", k.title()));
-                let values: Vec<&Value> = k.objects.iter().map(|o| &o.value).collect();
-                out.push_str(&plumb_yaml::write_stream(values));
+                section(k.title(), &k.objects, &entry.entry);
                 for r in releases_of(entry, k).filter(|r| !r.objects.is_empty()) {
-                    out.push_str("---\n");
-                    if several {
-                        out.push_str(&format!("# Entry: {}\n", entry.entry));
-                    }
-                    out.push_str(&format!("# Source: {}\n", r.title()));
-                    let values: Vec<&Value> = r.objects.iter().map(|o| &o.value).collect();
-                    out.push_str(&plumb_yaml::write_stream(values));
+                    section(r.title(), &r.objects, &entry.entry);
                 }
             }
         }
-        out
+        let written: Vec<String> = sections
+            .par_iter()
+            .map(|(header, values)| {
+                let mut text = header.clone();
+                text.push_str(&plumb_yaml::write_stream(values.iter().copied()));
+                text
+            })
+            .collect();
+        written.concat()
     }
 
     /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped).

@@ -25,6 +25,12 @@ impl FileSystems {
         }
     }
 
+    /// Reads the tree at `root` through `fs` (one that already read some of its files).
+    pub(crate) fn seed(&self, root: &Path, fs: plumb_kustomize::FileSystem) {
+        let mut map = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
+        map.entry(root.to_path_buf()).or_insert(fs);
+    }
+
     pub(crate) fn confined(&self, root: &Path) -> Result<plumb_kustomize::FileSystem, Diagnostic> {
         let mut map = self.trees.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(fs) = map.get(root) {

@@ -699,8 +699,8 @@ fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
 
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
 pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, KustomizeError> {
-    let text = fs.read_text(path)?;
-    parse_resources(path, &text, fs.absolute(path))
+    let docs = fs.read_documents(path)?;
+    resources_of(docs.iter().cloned(), path, fs.absolute(path))
 }
 
 /// The resources of YAML text read from `path` (a file, or a URL as a path).
@@ -709,7 +709,15 @@ fn parse_resources(
     text: &str,
     origin: PathBuf,
 ) -> Result<Vec<Resource>, KustomizeError> {
-    let docs = plumb_yaml::parse_documents(path, text)?;
+    resources_of(plumb_yaml::parse_documents(path, text)?, path, origin)
+}
+
+/// The resources of the documents of `path`.
+fn resources_of(
+    docs: impl IntoIterator<Item = Node>,
+    path: &Path,
+    origin: PathBuf,
+) -> Result<Vec<Resource>, KustomizeError> {
     let mut out = Vec::new();
     for doc in docs {
         push_resource(doc, path, &mut out)?;

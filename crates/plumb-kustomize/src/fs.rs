@@ -5,6 +5,7 @@
 //! resolved.
 
 use crate::error::KustomizeError;
+use plumb_yaml::Node;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -19,7 +20,7 @@ pub const MAX_FILE_SIZE: u64 = 64 << 20;
 /// A file system reads one snapshot of the tree: the directories it has resolved are
 /// remembered (shared by its clones), so a build does not ask the kernel for every component
 /// of every path again. Make a new one to see a tree that changed.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FileSystem {
     /// The canonical root every read must stay in or below; `None` reads anywhere (the load
     /// restrictor still applies).
@@ -27,6 +28,27 @@ pub struct FileSystem {
     max_file_size: u64,
     /// Absolute, lexically clean directory paths and what they resolve to.
     resolved_dirs: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
+    /// The YAML documents of the files parsed so far, by the path as given: a base or
+    /// component that many kustomizations of a run use is read and parsed once.
+    documents: Arc<Mutex<HashMap<PathBuf, Arc<Vec<Node>>>>>,
+    /// The text of the files read so far, by the path as given: a patch or resource file that
+    /// many kustomizations name is opened once.
+    texts: Arc<Mutex<HashMap<PathBuf, Arc<str>>>>,
+    /// What [`FileSystem::entry`] found at each path asked about: a component or base that
+    /// many kustomizations use is looked up once, not a dozen `stat`s per use.
+    entries: Arc<Mutex<HashMap<PathBuf, Option<Entry>>>>,
+    /// What [`FileSystem::resolve`] answered for each path inside the root.
+    resolved: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
+}
+
+impl std::fmt::Debug for FileSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // What it reads, not what it remembers.
+        f.debug_struct("FileSystem")
+            .field("root", &self.root)
+            .field("max_file_size", &self.max_file_size)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for FileSystem {
@@ -60,6 +82,10 @@ impl FileSystem {
             root: None,
             max_file_size: MAX_FILE_SIZE,
             resolved_dirs: Arc::default(),
+            documents: Arc::default(),
+            texts: Arc::default(),
+            entries: Arc::default(),
+            resolved: Arc::default(),
         }
     }
 
@@ -73,6 +99,10 @@ impl FileSystem {
             root: Some(root),
             max_file_size: MAX_FILE_SIZE,
             resolved_dirs: Arc::default(),
+            documents: Arc::default(),
+            texts: Arc::default(),
+            entries: Arc::default(),
+            resolved: Arc::default(),
         })
     }
 
@@ -85,6 +115,15 @@ impl FileSystem {
     /// `path` with every symlink resolved, refused when that leaves the root. `Ok(None)` when
     /// nothing is there (a dangling symlink included).
     pub fn resolve(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
+        if let Some(found) = lock(&self.resolved).get(path) {
+            return Ok(found.clone());
+        }
+        let found = self.resolve_now(path)?;
+        lock(&self.resolved).insert(path.to_path_buf(), found.clone());
+        Ok(found)
+    }
+
+    fn resolve_now(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
         let resolved = match self.resolve_under_known_dir(path) {
             Some(found) => Ok(found),
             None => path.canonicalize().map(Some),
@@ -155,7 +194,22 @@ impl FileSystem {
         if let Some(real) = self.lock_dirs().get(dir) {
             return Some(real.clone());
         }
-        let real = dir.canonicalize().ok()?;
+        // Through its parent when that is known and the name is no symlink: one `lstat`
+        // instead of a `readlink` per component of the path.
+        let through_parent = match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => self.resolved_dir(parent).and_then(|real_parent| {
+                let candidate = real_parent.join(name);
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.is_dir() => Some(candidate),
+                    _ => None,
+                }
+            }),
+            _ => None,
+        };
+        let real = match through_parent {
+            Some(real) => real,
+            None => dir.canonicalize().ok()?,
+        };
         self.remember_dir(dir, &real);
         Some(real)
     }
@@ -166,14 +220,20 @@ impl FileSystem {
     }
 
     fn lock_dirs(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, PathBuf>> {
-        // The map only caches: one left by a thread that panicked is still right.
-        self.resolved_dirs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.resolved_dirs)
     }
 
     /// What is at `path`: `Ok(None)` when nothing is, an error when it is outside the root.
     pub fn entry(&self, path: &Path) -> Result<Option<Entry>, KustomizeError> {
+        if let Some(found) = lock(&self.entries).get(path) {
+            return Ok(*found);
+        }
+        let found = self.find_entry(path)?;
+        lock(&self.entries).insert(path.to_path_buf(), found);
+        Ok(found)
+    }
+
+    fn find_entry(&self, path: &Path) -> Result<Option<Entry>, KustomizeError> {
         let Some(real) = self.resolve(path)? else {
             return Ok(None);
         };
@@ -233,8 +293,9 @@ impl FileSystem {
         if !file.metadata().map_err(io)?.is_file() {
             return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
         }
-        // Read up to the cap rather than by the size the file reports: /proc files say 0.
-        let mut bytes = Vec::new();
+        // Read up to the cap rather than by the size the file reports: /proc files say 0. The
+        // size is only the first guess of the buffer, which saves a read call or more.
+        let mut bytes = Vec::with_capacity((meta.len().min(self.max_file_size) + 1) as usize);
         file.take(self.max_file_size.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(io)?;
@@ -248,11 +309,37 @@ impl FileSystem {
     }
 
     /// A regular file inside the root, as UTF-8 text.
+    /// Remembered per file system (and its clones), as [`FileSystem::read_documents`] is.
     pub fn read_text(&self, path: &Path) -> Result<String, KustomizeError> {
-        String::from_utf8(self.read(path)?).map_err(|_| KustomizeError::Io {
-            path: path.to_path_buf(),
-            message: "stream did not contain valid UTF-8".into(),
-        })
+        Ok(self.shared_text(path)?.to_string())
+    }
+
+    /// [`FileSystem::read_text`] without a copy of the text.
+    pub fn shared_text(&self, path: &Path) -> Result<Arc<str>, KustomizeError> {
+        if let Some(text) = lock(&self.texts).get(path) {
+            return Ok(Arc::clone(text));
+        }
+        let text: Arc<str> = String::from_utf8(self.read(path)?)
+            .map_err(|_| KustomizeError::Io {
+                path: path.to_path_buf(),
+                message: "stream did not contain valid UTF-8".into(),
+            })?
+            .into();
+        lock(&self.texts).insert(path.to_path_buf(), Arc::clone(&text));
+        Ok(text)
+    }
+
+    /// The YAML documents of a regular file inside the root, parsed once per file system (and
+    /// its clones): the tree is a snapshot, so a second read would find the same text. A file
+    /// that does not read or parse is not remembered; its error comes again each time.
+    pub fn read_documents(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
+        if let Some(docs) = lock(&self.documents).get(path) {
+            return Ok(Arc::clone(docs));
+        }
+        let text = self.shared_text(path)?;
+        let docs = Arc::new(plumb_yaml::parse_documents(path, &text)?);
+        lock(&self.documents).insert(path.to_path_buf(), Arc::clone(&docs));
+        Ok(docs)
     }
 
     /// The names in a directory inside the root, sorted; each joined to `path` as given, so
@@ -285,6 +372,12 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> KustomizeError + Copy + '
         path: path.to_path_buf(),
         message: e.to_string(),
     }
+}
+
+/// A cache's map; one left by a thread that panicked is still right.
+fn lock<T>(map: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    map.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
@@ -351,6 +444,44 @@ mod tests {
                 assert!(fs.resolve(&path).is_err(), "{bad}");
             }
         }
+    }
+
+    #[test]
+    fn reads_a_snapshot_each_file_once() {
+        let (tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        let cm = root.join("apps/cm.yaml");
+        let first = fs.read_documents(&cm).expect("parses");
+        assert_eq!(first[0].str_at(&["kind"]), Some("ConfigMap"));
+        // What was read is what the file system shows, also to its clones, until a new one is
+        // made: the tree changing under a build does not tear it.
+        std::fs::write(&cm, "kind: Secret\n").expect("write");
+        let again = fs.clone().read_documents(&cm).expect("remembered");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(fs.read_text(&cm).expect("text"), "kind: ConfigMap\n");
+        let fresh = FileSystem::confined(&root).expect("root");
+        assert_eq!(fresh.read_text(&cm).expect("text"), "kind: Secret\n");
+        // A file that does not parse is not remembered: its error comes each time, and once
+        // mended it reads.
+        let bad = root.join("apps/bad.yaml");
+        std::fs::write(&bad, "a: [\n").expect("write");
+        assert!(fresh.read_documents(&bad).is_err());
+        assert!(fresh.read_documents(&bad).is_err());
+        // A directory linked inside the root resolves to its target through its remembered
+        // parent, as canonicalize resolves it.
+        std::fs::create_dir_all(root.join("base")).expect("mkdir");
+        std::fs::write(root.join("base/x.yaml"), "kind: X\n").expect("write");
+        symlink(root.join("base"), root.join("apps/linked")).expect("symlink");
+        let real = root.canonicalize().expect("canonical").join("base/x.yaml");
+        for _ in 0..2 {
+            assert_eq!(
+                fresh
+                    .resolve(&root.join("apps/linked/x.yaml"))
+                    .expect("inside"),
+                Some(real.clone())
+            );
+        }
+        drop(tmp);
     }
 
     #[test]

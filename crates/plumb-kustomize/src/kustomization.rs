@@ -59,12 +59,19 @@ pub struct Kustomization {
 impl Kustomization {
     /// Reads and validates the kustomization file at `path`.
     pub fn load(fs: &crate::fs::FileSystem, path: &Path) -> Result<Kustomization, KustomizeError> {
-        let text = fs.read_text(path)?;
-        Kustomization::parse(path, &text)
+        let docs = fs.read_documents(path)?;
+        Kustomization::from_documents(path, docs.iter().cloned())
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Kustomization, KustomizeError> {
-        let docs = plumb_yaml::parse_documents(path, text)?;
+        Kustomization::from_documents(path, plumb_yaml::parse_documents(path, text)?)
+    }
+
+    /// The kustomization of a file's documents: the first that is not empty.
+    fn from_documents(
+        path: &Path,
+        docs: impl IntoIterator<Item = Node>,
+    ) -> Result<Kustomization, KustomizeError> {
         let node = docs
             .into_iter()
             .find(|d| !d.is_null())

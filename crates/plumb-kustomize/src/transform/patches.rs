@@ -338,16 +338,14 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
         true => span.start + written.find('\n')? + 1,
         false => span.start,
     };
-    let text = file
-        .char_indices()
-        .map(|(i, c)| {
-            if c == '\n' || (body..span.end).contains(&i) {
-                c.to_string()
-            } else {
-                " ".repeat(c.len_utf8())
-            }
-        })
-        .collect();
+    let mut text = String::with_capacity(file.len());
+    for (i, c) in file.char_indices() {
+        if c == '\n' || (body..span.end).contains(&i) {
+            text.push(c);
+        } else {
+            text.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
+    }
     Some(InPlace {
         path: span.file.path().to_path_buf(),
         text,
