@@ -60,13 +60,7 @@ fn apply(
     change: &ImageChange,
     config: &TransformerConfig,
 ) -> Result<(), KustomizeError> {
-    // kustomize builds this pattern from the entry's name unescaped, so the name is a regular
-    // expression; one that does not compile matches nothing.
-    let pattern = crate::pattern::compile(&format!(
-        "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
-        change.name
-    ))
-    .ok();
+    let matcher = NameMatcher::new(&change.name);
     let update = |leaf: &mut Node| -> Result<(), KustomizeError> {
         let NodeKind::Scalar(scalar) = &leaf.kind else {
             return Err(KustomizeError::Other(format!(
@@ -74,10 +68,9 @@ fn apply(
                 change.name
             )));
         };
-        if let Some(new) = pattern
-            .as_ref()
-            .filter(|p| p.is_match(&scalar.value))
-            .map(|_| change.rewrite(&scalar.value))
+        if let Some(new) = matcher
+            .matches(&scalar.value)
+            .then(|| change.rewrite(&scalar.value))
         {
             *leaf = Node::string(new).with_span(leaf.span.clone());
         }
@@ -96,6 +89,60 @@ fn apply(
         }
     }
     Ok(())
+}
+
+/// Which images an entry's name selects: kustomize matches
+/// `^NAME(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$` with NAME unescaped, so the name
+/// is a regular expression. Nearly every name is plain text, where `.` is the only character
+/// the expression reads apart (any character but a line break): those are matched directly,
+/// as the expression would, instead of compiling one expression per image of every build.
+enum NameMatcher {
+    Plain(Vec<char>),
+    Pattern(Option<regex::Regex>),
+}
+
+impl NameMatcher {
+    fn new(name: &str) -> NameMatcher {
+        const SPECIAL: &[char] = &[
+            '\\', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '~', ' ',
+        ];
+        if !name.is_empty() && !name.contains(SPECIAL) && !name.chars().any(char::is_whitespace) {
+            return NameMatcher::Plain(name.chars().collect());
+        }
+        // One that does not compile matches nothing.
+        NameMatcher::Pattern(
+            crate::pattern::compile(&format!(
+                "^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
+            ))
+            .ok(),
+        )
+    }
+
+    fn matches(&self, image: &str) -> bool {
+        match self {
+            NameMatcher::Pattern(re) => re.as_ref().is_some_and(|re| re.is_match(image)),
+            NameMatcher::Plain(name) => {
+                let mut chars = image.chars();
+                for &want in name {
+                    match chars.next() {
+                        Some(c) if c == want || (want == '.' && c != '\n') => {}
+                        _ => return false,
+                    }
+                }
+                let rest = chars.as_str();
+                let tag_char = |c: char| c.is_ascii_alphanumeric() || "_.{}-".contains(c);
+                let rest = match rest.strip_prefix(':') {
+                    Some(tag) => tag.trim_start_matches(tag_char),
+                    None => rest,
+                };
+                let rest = match rest.strip_prefix("@sha256:") {
+                    Some(digest) => digest.trim_start_matches(tag_char),
+                    None => rest,
+                };
+                rest.is_empty()
+            }
+        }
+    }
 }
 
 /// kustomize's legacy pass: the `image` of every item of a `containers` or `initContainers`
@@ -197,6 +244,69 @@ mod tests {
         assert_eq!(s("reg:5000/a/b"), o("reg:5000/a/b", "", ""));
         assert_eq!(s("reg:5000/a/b:2"), o("reg:5000/a/b", "2", ""));
         assert_eq!(s("reg:5000/a@sha256:x"), o("reg:5000/a", "", "sha256:x"));
+    }
+
+    #[test]
+    fn plain_names_match_as_kustomize_expression_does() {
+        let names = [
+            "nginx",
+            "ghcr.io/app",
+            "reg:5000/a/b",
+            "a.b",
+            "nginx:1",
+            "x@sha256",
+            "ñame",
+            "a-b_c",
+        ];
+        let images = [
+            "nginx",
+            "nginx:1.0",
+            "nginx@sha256:ab",
+            "nginx:1@sha256:ab",
+            "nginx:",
+            "nginxx",
+            "nginx:1:2",
+            "nginx@sha256:a@b",
+            "nginx:1/x",
+            "ghcr.io/app:v1",
+            "ghcrXio/app",
+            "ghcr\nio/app",
+            "ghcr.io/app@sha256:{x}",
+            "reg:5000/a/b:2",
+            "a.b",
+            "aXb:1",
+            "a\nb",
+            "nginx:1:1",
+            "x@sha256:1",
+            "x@sha256",
+            "ñame:1",
+            "name",
+            "a-b_c:ok",
+            "",
+            "nginx ",
+            "nginx:1 ",
+            "nginx@sha256:",
+            "nginx@sha257:a",
+        ];
+        for name in names {
+            let matcher = NameMatcher::new(name);
+            assert!(matches!(matcher, NameMatcher::Plain(_)), "{name}");
+            let re = crate::pattern::compile(&format!(
+                "^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
+            ))
+            .expect("compiles");
+            for image in images {
+                assert_eq!(
+                    matcher.matches(image),
+                    re.is_match(image),
+                    "{name} {image:?}"
+                );
+            }
+        }
+        // A name that is an expression is one.
+        assert!(NameMatcher::new("ngin(x|y)").matches("nginy:1"));
+        assert!(NameMatcher::new("a+").matches("aaa"));
+        assert!(!NameMatcher::new("(").matches("("));
     }
 
     #[test]
