@@ -28,9 +28,11 @@ pub struct FileSystem {
     max_file_size: u64,
     /// Absolute, lexically clean directory paths and what they resolve to.
     resolved_dirs: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
-    /// The YAML documents of the files parsed so far, by the path as given: a base or
-    /// component that many kustomizations of a run use is read and parsed once.
-    documents: Arc<Mutex<HashMap<PathBuf, Arc<Vec<Node>>>>>,
+    /// The YAML documents of the files parsed more than once so far, by the path as given: a
+    /// base or component that many kustomizations of a run use is parsed twice, not once per
+    /// use. A file parsed once has `None`: keeping every document of a large repository for
+    /// the whole run cost more memory than its second parse costs time.
+    documents: Arc<Mutex<HashMap<PathBuf, Option<Arc<Vec<Node>>>>>>,
     /// The text of the files read so far, by the path as given: a patch or resource file that
     /// many kustomizations name is opened once.
     texts: Arc<Mutex<HashMap<PathBuf, Arc<str>>>>,
@@ -329,16 +331,19 @@ impl FileSystem {
         Ok(text)
     }
 
-    /// The YAML documents of a regular file inside the root, parsed once per file system (and
-    /// its clones): the tree is a snapshot, so a second read would find the same text. A file
-    /// that does not read or parse is not remembered; its error comes again each time.
+    /// The YAML documents of a regular file inside the root; from its second read on, the
+    /// documents parsed then (the tree is a snapshot: a later read would find the same text).
+    /// A file that does not read or parse is not remembered; its error comes again each time.
     pub fn read_documents(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
-        if let Some(docs) = lock(&self.documents).get(path) {
-            return Ok(Arc::clone(docs));
-        }
+        let parsed_before = match lock(&self.documents).get(path) {
+            Some(Some(docs)) => return Ok(Arc::clone(docs)),
+            Some(None) => true,
+            None => false,
+        };
         let text = self.shared_text(path)?;
         let docs = Arc::new(plumb_yaml::parse_documents(path, &text)?);
-        lock(&self.documents).insert(path.to_path_buf(), Arc::clone(&docs));
+        let kept = parsed_before.then(|| Arc::clone(&docs));
+        lock(&self.documents).insert(path.to_path_buf(), kept);
         Ok(docs)
     }
 
@@ -451,8 +456,11 @@ mod tests {
         let (tmp, root) = tree();
         let fs = FileSystem::confined(&root).expect("root");
         let cm = root.join("apps/cm.yaml");
+        let once = fs.read_documents(&cm).expect("parses");
+        assert_eq!(once[0].str_at(&["kind"]), Some("ConfigMap"));
+        // Parsed once more, then kept.
         let first = fs.read_documents(&cm).expect("parses");
-        assert_eq!(first[0].str_at(&["kind"]), Some("ConfigMap"));
+        assert!(!Arc::ptr_eq(&once, &first));
         // What was read is what the file system shows, also to its clones, until a new one is
         // made: the tree changing under a build does not tear it.
         std::fs::write(&cm, "kind: Secret\n").expect("write");
