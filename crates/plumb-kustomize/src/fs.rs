@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex};
 /// `/dev/zero` or a runaway generated file can cost.
 pub const MAX_FILE_SIZE: u64 = 64 << 20;
 
+/// A file's YAML documents, shared.
+type Documents = Arc<Vec<Node>>;
+
 /// Where a build may read, and how much.
 ///
 /// A file system reads one snapshot of the tree: the directories it has resolved are
@@ -32,7 +35,7 @@ pub struct FileSystem {
     /// base or component that many kustomizations of a run use is parsed twice, not once per
     /// use. A file parsed once has `None`: keeping every document of a large repository for
     /// the whole run cost more memory than its second parse costs time.
-    documents: Arc<Mutex<HashMap<PathBuf, Option<Arc<Vec<Node>>>>>>,
+    documents: Arc<Mutex<HashMap<PathBuf, Option<Documents>>>>,
     /// The text of the files read so far, by the path as given: a patch or resource file that
     /// many kustomizations name is opened once.
     texts: Arc<Mutex<HashMap<PathBuf, Arc<str>>>>,
