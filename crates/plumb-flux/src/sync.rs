@@ -234,25 +234,22 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // The walk lists directories and names (cheap, in order); reading and parsing the files,
     // nearly all of discovery's time, runs in parallel, each file parsed once.
     let dirs = yaml_files_by_dir(root);
-    let files: Vec<(usize, &Path)> = dirs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, files))| files.iter().map(move |f| (i, f.as_path())))
-        .collect();
-    let mut scans: Vec<(usize, FileScan)> = files
+    let scans: Vec<Vec<FileScan>> = dirs
         .par_iter()
-        .map(|&(i, path)| (i, scan_file(&fs, root, &dirs[i].0, path)))
+        .map(|(dir_rel, files)| {
+            files
+                .iter()
+                .map(|path| scan_file(&fs, root, dir_rel, path))
+                .collect()
+        })
         .collect();
-    scans.reverse();
-    for (i, (dir_rel, _)) in dirs.iter().enumerate() {
+    for ((dir_rel, _), scans) in dirs.iter().zip(scans) {
         let mut objects = Vec::new();
-        while scans.last().is_some_and(|(d, _)| *d == i) {
-            let Some((_, scan)) = scans.pop() else { break };
+        for scan in scans {
             referenced.extend(scan.referenced);
             discovery.syncs.extend(scan.syncs);
             objects.extend(scan.objects);
         }
-        let dir_rel = dir_rel.clone();
         // The GitRepositories of this directory that sync this checkout: the bootstrap one, or
         // one of the checkout's remotes at its branch (a tenant's GitRepository of another
         // branch is another tree).
@@ -276,7 +273,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 let ks = FluxKustomization::from_object(object.clone());
                 let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
-                let inside = is_within(&dir_rel, &p);
+                let inside = is_within(dir_rel, &p);
                 if inside && git_repositories.contains(&ks.source_ref) {
                     push_unique(&mut discovery.entries, p.clone());
                 }

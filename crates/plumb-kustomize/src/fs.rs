@@ -20,9 +20,9 @@ type Documents = Arc<Vec<Node>>;
 
 /// Where a build may read, and how much.
 ///
-/// A file system reads one snapshot of the tree: the directories it has resolved are
-/// remembered (shared by its clones), so a build does not ask the kernel for every component
-/// of every path again. Make a new one to see a tree that changed.
+/// A file system reads one snapshot of the tree: what it resolved, found and read is
+/// remembered (shared by its clones), so a run does not ask the kernel for every component of
+/// every path, nor read a file, again. Make a new one to see a tree that changed.
 #[derive(Clone)]
 pub struct FileSystem {
     /// The canonical root every read must stay in or below; `None` reads anywhere (the load
@@ -102,12 +102,7 @@ impl FileSystem {
         })?;
         Ok(FileSystem {
             root: Some(root),
-            max_file_size: MAX_FILE_SIZE,
-            resolved_dirs: Arc::default(),
-            documents: Arc::default(),
-            texts: Arc::default(),
-            entries: Arc::default(),
-            resolved: Arc::default(),
+            ..FileSystem::unconfined()
         })
     }
 
@@ -196,7 +191,7 @@ impl FileSystem {
 
     /// The real path of the directory `dir` (absolute and clean), remembered.
     fn resolved_dir(&self, dir: &Path) -> Option<PathBuf> {
-        if let Some(real) = self.lock_dirs().get(dir) {
+        if let Some(real) = lock(&self.resolved_dirs).get(dir) {
             return Some(real.clone());
         }
         // Through its parent when that is known and the name is no symlink: one `lstat`
@@ -220,12 +215,7 @@ impl FileSystem {
     }
 
     fn remember_dir(&self, dir: &Path, real: &Path) {
-        self.lock_dirs()
-            .insert(dir.to_path_buf(), real.to_path_buf());
-    }
-
-    fn lock_dirs(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, PathBuf>> {
-        lock(&self.resolved_dirs)
+        lock(&self.resolved_dirs).insert(dir.to_path_buf(), real.to_path_buf());
     }
 
     /// What is at `path`: `Ok(None)` when nothing is, an error when it is outside the root.
@@ -336,7 +326,7 @@ impl FileSystem {
 
     /// The YAML documents of a regular file inside the root; from its second read on, the
     /// documents parsed then (the tree is a snapshot: a later read would find the same text).
-    /// A file that does not read or parse is not remembered; its error comes again each time.
+    /// A parse that fails is not remembered; its error comes again each time.
     pub fn read_documents(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
         let parsed_before = match lock(&self.documents).get(path) {
             Some(Some(docs)) => return Ok(Arc::clone(docs)),
@@ -472,8 +462,7 @@ mod tests {
         assert_eq!(fs.read_text(&cm).expect("text"), "kind: ConfigMap\n");
         let fresh = FileSystem::confined(&root).expect("root");
         assert_eq!(fresh.read_text(&cm).expect("text"), "kind: Secret\n");
-        // A file that does not parse is not remembered: its error comes each time, and once
-        // mended it reads.
+        // A parse that fails is not remembered: its error comes each time.
         let bad = root.join("apps/bad.yaml");
         std::fs::write(&bad, "a: [\n").expect("write");
         assert!(fresh.read_documents(&bad).is_err());

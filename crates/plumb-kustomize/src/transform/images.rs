@@ -104,7 +104,7 @@ enum NameMatcher {
 impl NameMatcher {
     fn new(name: &str) -> NameMatcher {
         const SPECIAL: &[char] = &[
-            '\\', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '~', ' ',
+            '\\', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '~',
         ];
         if !name.is_empty() && !name.contains(SPECIAL) && !name.chars().any(char::is_whitespace) {
             return NameMatcher::Plain(name.chars().collect());
