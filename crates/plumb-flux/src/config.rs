@@ -122,7 +122,7 @@ fn claims(node: &Node) -> Result<Claims, (Option<&Node>, String)> {
             Some("false") => Ok(false),
             _ => Err((Some(v), format!("`claims.{name}` must be true or false"))),
         };
-        let list = string_list(v).ok_or((
+        let list = v.string_list().ok_or((
             Some(v),
             format!("`claims.{name}` must be a list of strings"),
         ));
@@ -191,12 +191,12 @@ impl Config {
             }
             match name {
                 "clusters" => {
-                    config.clusters = string_list(value).ok_or_else(|| {
+                    config.clusters = value.string_list().ok_or_else(|| {
                         fail(Some(value), "`clusters` must be a list of paths".into())
                     })?
                 }
                 "bootstrap" => {
-                    config.bootstrap = string_list(value).ok_or_else(|| {
+                    config.bootstrap = value.string_list().ok_or_else(|| {
                         fail(
                             Some(value),
                             "`bootstrap` must be a list of directories".into(),
@@ -359,16 +359,6 @@ fn mirror_rules(node: &Node) -> Result<Vec<MirrorRule>, (Option<&Node>, String)>
         });
     }
     Ok(rules)
-}
-
-fn string_list(node: &Node) -> Option<Vec<String>> {
-    if node.is_null() {
-        return Some(Vec::new());
-    }
-    node.as_sequence()?
-        .iter()
-        .map(|n| n.scalar_value().map(str::to_string))
-        .collect()
 }
 
 fn source_mapping(item: &Node) -> Result<SourceMapping, String> {

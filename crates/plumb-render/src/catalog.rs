@@ -208,14 +208,3 @@ fn is_dns_label(name: &str) -> bool {
         && !name.starts_with('-')
         && !name.ends_with('-')
 }
-
-/// A sequence of strings (null: empty); `None` for anything else.
-pub(crate) fn string_list(node: &Node) -> Option<Vec<String>> {
-    if node.is_null() {
-        return Some(Vec::new());
-    }
-    node.as_sequence()?
-        .iter()
-        .map(|n| n.scalar_value().map(str::to_string))
-        .collect()
-}

@@ -159,7 +159,7 @@ impl RenderConfig {
                     config.first_wave_depends_on = if value.scalar_value().is_some() {
                         vec![text()?]
                     } else {
-                        crate::catalog::string_list(value).ok_or_else(|| {
+                        value.string_list().ok_or_else(|| {
                             fail(
                                 value,
                                 "`render.firstWaveDependsOn` must be a name or a list of names"

@@ -103,6 +103,18 @@ impl Node {
         self.as_scalar().map(|s| s.value.as_str())
     }
 
+    /// A sequence of scalars as their texts, null as an empty list; `None` for anything else
+    /// (a mapping, a scalar, a sequence holding a non-scalar).
+    pub fn string_list(&self) -> Option<Vec<String>> {
+        if self.is_null() {
+            return Some(Vec::new());
+        }
+        self.as_sequence()?
+            .iter()
+            .map(|n| n.scalar_value().map(str::to_string))
+            .collect()
+    }
+
     pub fn as_sequence(&self) -> Option<&Vec<Node>> {
         match &self.kind {
             NodeKind::Sequence(v) => Some(v),
