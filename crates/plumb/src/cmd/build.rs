@@ -15,12 +15,13 @@ pub struct BuildArgs {
     /// The repository root.
     #[arg(default_value = ".")]
     pub repo: PathBuf,
-    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
-    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository;
+    /// repeatable. Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
     /// FluxInstance in the repository syncs.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,
-    /// Print only this Kustomization (the whole graph is still built, for substituteFrom).
+    /// Print only this Kustomization; repeatable (the whole graph is still built, for
+    /// substituteFrom).
     #[arg(long = "ks", value_name = "NS/NAME")]
     pub ks: Vec<String>,
     /// Output format.

@@ -16,19 +16,19 @@ pub struct CheckArgs {
     /// The repository root.
     #[arg(default_value = ".")]
     pub repo: PathBuf,
-    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
-    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository;
+    /// repeatable. Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
     /// FluxInstance in the repository syncs.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Only these rules: codes or prefixes, comma-separated (`SUB,PIN001`); replaces
+    /// Only these rules: codes or prefixes, comma-separated (`SUB,PIN001`), repeatable; replaces
     /// `.plumb.yaml`'s `rules.select`.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub select: Vec<String>,
-    /// Not these rules: codes or prefixes, comma-separated; added to `rules.ignore`.
+    /// Not these rules: codes or prefixes, comma-separated, repeatable; added to `rules.ignore`.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub ignore: Vec<String>,
     /// Exit 0 even when findings are errors (configuration errors still exit 2).
