@@ -32,6 +32,7 @@ pub mod runtime;
 pub mod sops;
 pub mod source;
 pub mod sync;
+pub mod timing;
 mod trees;
 pub mod varsub;
 pub mod yaml_json;

@@ -119,6 +119,7 @@ fn run(cli: Cli) -> ExitCode {
         quiet: cli.quiet,
         verbose: cli.verbose,
     };
+    report::start(verbosity);
     match cli.command {
         Command::Build(args) => cmd::build::run(args, verbosity),
         Command::Check(args) => cmd::check::run(args, cli.color, verbosity),

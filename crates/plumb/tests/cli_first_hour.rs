@@ -84,3 +84,127 @@ fn placeholder_star_matches_what_docs_and_explain_say() {
         .collect();
     assert_eq!(found, ["TODO-db", "TODO-a", "TODO-"], "{stdout}");
 }
+
+/// `plumb build ARGS examples/homelab --entry clusters/dev`, offline, with a helm that does
+/// not exist (so the warning that HelmReleases are not rendered is always there to hide).
+fn homelab_dev(cache: &Path, args: &[&str]) -> (i32, String, String) {
+    run(plumb(cache)
+        .arg("build")
+        .args(args)
+        .arg(homelab())
+        .args(["--entry", "clusters/dev", "--offline", "-o", "names"])
+        .env("PLUMB_HELM", cache.join("no-helm-here")))
+}
+
+#[test]
+fn quiet_prints_only_errors() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let (code, stdout, stderr) = homelab_dev(cache.path(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: HelmReleases are not rendered")
+            && stderr.contains("plumb: 6 Kustomizations in 1 cluster"),
+        "{stderr}"
+    );
+    let (code, quiet_stdout, stderr) = homelab_dev(cache.path(), &["-q"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(quiet_stdout, stdout, "-q changes stderr only");
+
+    let (code, _, stderr) = run(plumb(cache.path()).args(["build", "-q", "/no/such/repository"]));
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+}
+
+#[test]
+fn verbose_says_what_each_kustomization_built_and_very_verbose_times_each_stage() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let (code, _, stderr) = homelab_dev(cache.path(), &["-v"]);
+    assert_eq!(code, 0, "{stderr}");
+    let built: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("  clusters/dev: built "))
+        .collect();
+    assert_eq!(built.len(), 6, "{stderr}");
+    let platform = built
+        .iter()
+        .find(|l| l.contains(" flux-system/platform "))
+        .expect("the platform Kustomization");
+    assert!(
+        platform.starts_with("  clusters/dev: built flux-system/platform (platform) from GitRepository/flux-system/flux-system: 18 objects in ")
+            && platform.ends_with(" s"),
+        "{platform}"
+    );
+    assert!(!stderr.contains("timing:"), "{stderr}");
+
+    let (code, _, stderr) = homelab_dev(cache.path(), &["-vv"]);
+    assert_eq!(code, 0, "{stderr}");
+    let timing: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("timing: "))
+        .collect();
+    let stages: Vec<&str> = timing
+        .iter()
+        .map(|l| l.split([' ', ':']).next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        stages,
+        ["discovery", "sources", "clusters/dev", "output", "total"],
+        "{stderr}"
+    );
+    assert!(
+        timing[2].starts_with("clusters/dev: kustomize builds ")
+            && timing[2].contains(" s, helm rendering "),
+        "{stderr}"
+    );
+    // The summary line stays last.
+    assert!(stderr
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or("")
+        .starts_with("plumb: "));
+}
+
+#[test]
+fn nothing_is_drawn_when_stderr_is_not_a_terminal() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    for args in [&[][..], &["-v"][..]] {
+        let (_, _, stderr) = homelab_dev(cache.path(), args);
+        assert!(
+            !stderr.contains('\r') && !stderr.contains('\u{1b}') && !stderr.contains("building "),
+            "{stderr:?}"
+        );
+    }
+}
+
+/// On a terminal (util-linux `script` gives the command one) the build shows what it is doing;
+/// `-q` hides that too.
+#[test]
+fn a_terminal_sees_the_build_in_progress_unless_quiet() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let bin = assert_cmd::cargo::cargo_bin("plumb");
+    let on_terminal = |extra: &str| {
+        let command = format!(
+            "{} build {extra} --no-helm --offline -o names {} >/dev/null",
+            bin.display(),
+            homelab().display()
+        );
+        let (code, stdout, _) = run(Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env_remove("SOPS_AGE_KEY_FILE")
+            .env("PLUMB_CONFIG", cache.path().join("no-user-config.yaml"))
+            .env("PLUMB_CACHE_DIR", cache.path()));
+        assert_eq!(code, 0, "{stdout}");
+        stdout
+    };
+    let shown = on_terminal("");
+    assert!(
+        shown.contains("building ") && shown.contains("homelab") && shown.contains("plumb: "),
+        "{shown:?}"
+    );
+    let quiet = on_terminal("-q");
+    assert!(
+        !quiet.contains("building ") && !quiet.contains("plumb: "),
+        "{quiet:?}"
+    );
+}

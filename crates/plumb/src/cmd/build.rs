@@ -92,6 +92,7 @@ pub fn build_tree(
         Err(e) => return Err(TreeError::Usage(e.to_string())),
     };
     let fetcher = fetch.fetcher(repo).map_err(TreeError::Usage)?;
+    let _shown = super::progress::Working::new(format!("building {}", repo.display()));
     let remote = fetcher.as_ref().map(super::fetch::SourceFetcher::remote);
     let options = Options {
         entries,
@@ -146,6 +147,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
         return ExitCode::from(2);
     }
     let select = |k: &KustomizationBuild| args.ks.is_empty() || args.ks.contains(&k.key());
+    let output_started = std::time::Instant::now();
     let text = match args.output {
         Output::Yaml => result.to_yaml(&select),
         Output::Json => {
@@ -168,6 +170,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
+    crate::report::stage("output", output_started.elapsed().as_secs_f64());
     // A source that could not be fetched leaves the build incomplete: not a success.
     let errors = report_diagnostics(&result, verbosity);
     let summary = result.summary();

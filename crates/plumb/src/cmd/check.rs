@@ -97,7 +97,10 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             .collect()
     };
     let selection = Selection::new(&config.rules, &clean(&args.select), &clean(&args.ignore));
+    let rules_started = std::time::Instant::now();
     let mut report = Report::run(&build, &config, &selection);
+    crate::report::stage("rules", rules_started.elapsed().as_secs_f64());
+    let output_started = std::time::Instant::now();
     let text = match args.format {
         Format::Text if args.statistics => render::statistics::text(&report),
         Format::Json if args.statistics => json_text(&render::statistics::json(&report)),
@@ -124,6 +127,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     {
         return ExitCode::from(2);
     }
+    crate::report::stage("output", output_started.elapsed().as_secs_f64());
     crate::report::notes(&build, verbosity);
     let s = build.summary();
     let mut line = format!(
