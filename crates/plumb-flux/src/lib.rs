@@ -30,6 +30,7 @@ pub mod output;
 pub mod postbuild;
 pub mod runtime;
 pub mod sops;
+pub mod sops_status;
 pub mod source;
 pub mod sync;
 pub mod timing;

@@ -93,6 +93,8 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
     if verbosity.quiet {
         return;
     }
+    let keys = plumb_flux::sops::AgeKeys::from_env().ok().flatten();
+    let sops = plumb_flux::sops_status::sops_objects(build, keys.as_ref());
     let mut stderr = std::io::stderr().lock();
     if verbosity.verbose > 0 {
         for entry in &build.entries {
@@ -168,12 +170,75 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
             }
         }
     }
+    if verbosity.verbose > 0 {
+        for o in &sops {
+            let file = o
+                .file
+                .as_ref()
+                .map(|f| format!("{}, ", f.display()))
+                .unwrap_or_default();
+            let _ = writeln!(
+                stderr,
+                "  {}: SOPS {} ({file}Kustomization {}): {}",
+                o.entry,
+                o.object,
+                o.kustomization,
+                o.decryption.describe()
+            );
+        }
+    }
     if verbosity.verbose > 1 {
         for line in timings(build) {
             let _ = writeln!(stderr, "timing: {line}");
         }
     }
-    let _ = writeln!(stderr, "plumb: {line}");
+    match sops_summary(&sops) {
+        Some(sops) => {
+            let _ = writeln!(stderr, "plumb: {line}; {sops}");
+        }
+        None => {
+            let _ = writeln!(stderr, "plumb: {line}");
+        }
+    }
+}
+
+/// `2 SOPS Secrets decrypt with the age key given`, `1 SOPS Secret not decrypted (no age key
+/// given: ...)`, or the counts of both; `None` when the build holds none.
+fn sops_summary(sops: &[plumb_flux::sops_status::SopsObject]) -> Option<String> {
+    use plumb_flux::sops_status::Decryption;
+    if sops.is_empty() {
+        return None;
+    }
+    let noun = if sops.iter().all(|o| o.object.starts_with("Secret ")) {
+        "SOPS Secret"
+    } else {
+        "SOPS-encrypted object"
+    };
+    let plural = if sops.len() == 1 { "" } else { "s" };
+    let decrypted = sops.iter().filter(|o| o.decryption.is_decrypted()).count();
+    let text = if decrypted == sops.len() {
+        let verb = if sops.len() == 1 {
+            "decrypts"
+        } else {
+            "decrypt"
+        };
+        format!(
+            "{} {noun}{plural} {verb} with the age key given",
+            sops.len()
+        )
+    } else if decrypted == 0 && sops.iter().all(|o| o.decryption == Decryption::NoKey) {
+        format!(
+            "{} {noun}{plural} not decrypted (no age key given: SOPS_AGE_KEY_FILE)",
+            sops.len()
+        )
+    } else {
+        format!(
+            "{} {noun}{plural}: {decrypted} decrypt, {} do not (-v says why)",
+            sops.len(),
+            sops.len() - decrypted
+        )
+    };
+    Some(text)
 }
 
 /// The time of each stage: discovery, sources fetched, kustomize builds and helm rendering per

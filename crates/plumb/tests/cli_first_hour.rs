@@ -208,3 +208,60 @@ fn a_terminal_sees_the_build_in_progress_unless_quiet() {
         "{quiet:?}"
     );
 }
+
+/// The README's main command: the example's SOPS Secrets are checked with its test key, and the
+/// output says so for each; without the key it says they are not decrypted.
+#[test]
+fn the_readme_command_says_whether_each_sops_secret_decrypts() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let key = homelab().join("age.agekey");
+    let build = |key: Option<&Path>, verbose: bool| {
+        let mut cmd = plumb(cache.path());
+        cmd.args(["build", "--no-helm", "-o", "names"]);
+        if verbose {
+            cmd.arg("-v");
+        }
+        if let Some(key) = key {
+            cmd.env("SOPS_AGE_KEY_FILE", key);
+        }
+        run(cmd.arg(homelab()))
+    };
+    let summary = |stderr: &str| stderr.lines().last().unwrap_or("").to_string();
+
+    let (code, _, stderr) = build(Some(&key), false);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        summary(&stderr).ends_with("; 2 SOPS Secrets decrypt with the age key given"),
+        "{stderr}"
+    );
+    let (_, _, stderr) = build(Some(&key), true);
+    for cluster in ["dev", "prod"] {
+        let line = format!("  clusters/{cluster}: SOPS Secret backup/s3-credentials (apps/wave-1/backup/s3-credentials.sops.yaml, Kustomization flux-system/apps-wave-1): decrypts with the age key given");
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
+    }
+
+    let (code, _, stderr) = build(None, false);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        summary(&stderr)
+            .ends_with("; 2 SOPS Secrets not decrypted (no age key given: SOPS_AGE_KEY_FILE)"),
+        "{stderr}"
+    );
+
+    // A key that is not the example's: the Secrets are named, and why they do not decrypt.
+    let other = cache.path().join("other.agekey");
+    std::fs::write(
+        &other,
+        "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX\n",
+    )
+    .expect("write key");
+    let (_, _, stderr) = build(Some(&other), true);
+    assert!(
+        summary(&stderr).ends_with("; 2 SOPS Secrets: 0 decrypt, 2 do not (-v says why)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  clusters/dev: SOPS Secret backup/s3-credentials (apps/wave-1/backup/s3-credentials.sops.yaml, Kustomization flux-system/apps-wave-1): not decrypted: "),
+        "{stderr}"
+    );
+}
