@@ -265,3 +265,42 @@ fn the_readme_command_says_whether_each_sops_secret_decrypts() {
         "{stderr}"
     );
 }
+
+/// `plumb state get` and `history` only decrypt: `--recipient` is neither offered nor
+/// accepted, and the error without a key names only what they take. `put` still takes it.
+#[test]
+fn state_get_and_history_take_no_recipient() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let store = format!("file://{}", cache.path().join("state").display());
+    for sub in ["get", "history"] {
+        let (code, help, _) = run(plumb(cache.path()).args(["state", sub, "--help"]));
+        assert_eq!(code, 0);
+        assert!(
+            help.contains("--identity <FILE>") && !help.contains("--recipient"),
+            "{help}"
+        );
+        let (code, _, stderr) = run(plumb(cache.path())
+            .args(["state", sub, "--stack", "s", "--store", &store])
+            .args(["--recipient", "age1xyz"]));
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("unexpected argument '--recipient'"),
+            "{stderr}"
+        );
+        let (code, _, stderr) = run(plumb(cache.path())
+            .args(["state", sub, "--stack", "s", "--store", &store])
+            .env_remove("PLUMB_STATE_IDENTITY")
+            .env_remove("PLUMB_STATE_PASSPHRASE"));
+        assert_eq!(code, 2);
+        assert!(
+            stderr.contains("no key: give --identity FILE") && !stderr.contains("recipient"),
+            "{stderr}"
+        );
+    }
+    let (code, help, _) = run(plumb(cache.path()).args(["state", "put", "--help"]));
+    assert_eq!(code, 0);
+    assert!(
+        help.contains("--recipient <AGE1>") && help.contains("repeatable"),
+        "{help}"
+    );
+}

@@ -245,6 +245,13 @@ fn load_keys(opt: &IdentityOpt, recipients: Option<&[String]>) -> Result<Keys, F
         }
     }
     if keys.is_empty() {
+        if !encrypts {
+            // StateError::NoKey offers --recipient, which a command that only reads does not take.
+            return Err(Failure(
+                "no key: give --identity FILE, or set PLUMB_STATE_IDENTITY or PLUMB_STATE_PASSPHRASE"
+                    .to_string(),
+            ));
+        }
         return Err(StateError::NoKey.into());
     }
     Ok(keys)
