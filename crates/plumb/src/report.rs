@@ -232,10 +232,16 @@ fn sops_summary(sops: &[plumb_flux::sops_status::SopsObject]) -> Option<String> 
             sops.len()
         )
     } else {
+        let not = sops.len() - decrypted;
         format!(
-            "{} {noun}{plural}: {decrypted} decrypt, {} do not (-v says why)",
+            "{} {noun}{plural}: {decrypted} {}, {not} {} (-v says why)",
             sops.len(),
-            sops.len() - decrypted
+            if decrypted == 1 {
+                "decrypts"
+            } else {
+                "decrypt"
+            },
+            if not == 1 { "does not" } else { "do not" }
         )
     };
     Some(text)

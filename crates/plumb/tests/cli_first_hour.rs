@@ -304,3 +304,53 @@ fn state_get_and_history_take_no_recipient() {
         "{help}"
     );
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A key that decrypts the Secret is not enough when the Kustomization does not ask
+/// kustomize-controller to decrypt: the cluster would get the encrypted text.
+#[test]
+fn a_sops_secret_whose_kustomization_has_no_decryption_is_not_decrypted() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let repo = tempfile::tempdir().expect("temp dir");
+    copy_dir(&homelab(), repo.path());
+    let apps = repo.path().join("clusters/base/apps.yaml");
+    let text = std::fs::read_to_string(&apps).expect("apps.yaml");
+    let stanza = "  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n";
+    assert!(text.contains(stanza));
+    std::fs::write(&apps, text.replace(stanza, "")).expect("write apps.yaml");
+    let (code, _, stderr) = run(plumb(cache.path())
+        .args([
+            "build",
+            "-v",
+            "--no-helm",
+            "-o",
+            "names",
+            "--entry",
+            "clusters/dev",
+        ])
+        .arg(repo.path())
+        .env("SOPS_AGE_KEY_FILE", homelab().join("age.agekey")));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("  clusters/dev: SOPS Secret backup/s3-credentials (apps/wave-1/backup/s3-credentials.sops.yaml, Kustomization flux-system/apps-wave-1): not decrypted: its Kustomization has no spec.decryption (provider: sops), so kustomize-controller applies it encrypted"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("; 1 SOPS Secret: 0 decrypt, 1 does not (-v says why)"),
+        "{stderr}"
+    );
+}
