@@ -69,18 +69,29 @@ pub fn sops_objects(build: &RepositoryBuild, keys: Option<&AgeKeys>) -> Vec<Sops
                 .pointer("/spec/decryption/provider")
                 .and_then(serde_json::Value::as_str)
                 == Some("sops");
-            for object in &ks.objects {
-                let node = object
-                    .origin
-                    .clone()
-                    .unwrap_or_else(|| plumb_yaml::from_json(&object.value));
-                if !crate::sops::is_encrypted(&node) {
+            // Only objects with a `sops` mapping are looked at closer: the check runs after every
+            // build, over every object.
+            let candidates = ks.objects.iter().filter(|o| {
+                o.value
+                    .get("sops")
+                    .is_some_and(serde_json::Value::is_object)
+            });
+            for object in candidates {
+                let converted;
+                let node = match &object.origin {
+                    Some(node) => node,
+                    None => {
+                        converted = plumb_yaml::from_json(&object.value);
+                        &converted
+                    }
+                };
+                if !crate::sops::is_encrypted(node) {
                     continue;
                 }
                 let decryption = match keys {
                     _ if !requested => Decryption::NotRequested,
                     None => Decryption::NoKey,
-                    Some(keys) => match crate::sops::decrypt_document(&node, keys) {
+                    Some(keys) => match crate::sops::decrypt_document(node, keys) {
                         Ok(_) => Decryption::Decrypted,
                         Err(e) => Decryption::Failed(e.to_string()),
                     },
