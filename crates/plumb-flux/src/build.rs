@@ -66,6 +66,9 @@ pub struct KustomizationBuild {
     /// Kustomization or FluxInstance in it syncs it.
     pub synthetic: bool,
     pub status: Status,
+    /// How long it took to build (its source resolved or fetched, kustomize, postBuild), in
+    /// seconds.
+    pub seconds: f64,
 }
 
 /// Whether a Kustomization was built.
@@ -150,6 +153,8 @@ pub struct EntryBuild {
     pub staging: Option<std::sync::Arc<tempfile::TempDir>>,
     /// How long the entry took to build.
     pub seconds: f64,
+    /// How long its stages took.
+    pub stages: crate::timing::Stages,
 }
 
 /// A whole repository's build.
@@ -157,6 +162,8 @@ pub struct EntryBuild {
 pub struct RepositoryBuild {
     pub root: PathBuf,
     pub entries: Vec<EntryBuild>,
+    /// How long reading `.plumb.yaml` and discovering the entries and sources took, in seconds.
+    pub discovery_seconds: f64,
 }
 
 impl RepositoryBuild {
@@ -229,6 +236,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     if !root.is_dir() {
         return Err(SetupError::NoRepository(root.to_path_buf()));
     }
+    let started = Instant::now();
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let config = Config::load(&root)?;
     let discovery = match &options.checkout {
@@ -246,6 +254,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     if let Some(fs) = &discovery.file_system {
         cluster.file_systems.seed(&root, fs.clone());
     }
+    let discovery_seconds = started.elapsed().as_secs_f64();
     let builds = entries
         .par_iter()
         .map(|e| build_entry(&root, e, &cluster, options))
@@ -257,6 +266,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     Ok(RepositoryBuild {
         root,
         entries: builds,
+        discovery_seconds,
     })
 }
 
@@ -480,6 +490,8 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut helm_releases = Vec::new();
     let mut found_sources = Vec::new();
     let mut staging = Staging { root, dir: None };
+    let mut seconds: HashMap<usize, f64> = HashMap::new();
+    let kustomize_started = Instant::now();
 
     match self_sync {
         Some(ks) => {
@@ -558,11 +570,12 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             keys: options.age_keys.as_deref(),
             file_systems: &cluster.file_systems,
         };
-        let built: Vec<Built> = ready
+        let built: Vec<(Built, f64)> = ready
             .par_iter()
-            .map(|&i| build_node(&nodes[i], &ctx))
+            .map(|&i| crate::timing::timed(|| build_node(&nodes[i], &ctx)))
             .collect();
-        for (i, b) in ready.into_iter().zip(built) {
+        for (i, (b, took)) in ready.into_iter().zip(built) {
+            seconds.insert(i, took);
             register(
                 i,
                 &b,
@@ -627,11 +640,14 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 synthetic: node.synthetic,
                 status,
                 kustomization: node.ks,
+                seconds: seconds.get(&i).copied().unwrap_or_default(),
             },
         ));
     }
     let kustomizations: Vec<KustomizationBuild> =
         kustomizations.into_iter().map(|(_, k)| k).collect();
+    let kustomize_seconds = kustomize_started.elapsed().as_secs_f64();
+    let helm_started = Instant::now();
     let releases = crate::helm_release::render_releases(
         &kustomizations,
         &before_flux,
@@ -659,6 +675,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         r
     })
     .collect();
+    let helm_seconds = helm_started.elapsed().as_secs_f64();
     let diagnostics = crate::dependencies::graph_diagnostics(&kustomizations, &helm_releases)
         .into_iter()
         .map(|d| d.relative_to(root))
@@ -677,6 +694,10 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         runtime_secrets: produced.runtime,
         staging: staging.dir.map(std::sync::Arc::new),
         seconds: started.elapsed().as_secs_f64(),
+        stages: crate::timing::Stages {
+            kustomize: kustomize_seconds,
+            helm: helm_seconds,
+        },
     }
 }
 

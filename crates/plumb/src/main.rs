@@ -22,10 +22,11 @@ pub struct Cli {
     /// When to use colours.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
-    /// Print less.
+    /// Print only errors on stderr: no notes, warnings, summary or progress.
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// Print more.
+    /// Print more on stderr; repeatable: `-v` what was built and assumed (per Kustomization:
+    /// path, source, objects, time), `-vv` also the time of each stage.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     #[command(subcommand)]
@@ -118,6 +119,7 @@ fn run(cli: Cli) -> ExitCode {
         quiet: cli.quiet,
         verbose: cli.verbose,
     };
+    report::start(verbosity);
     match cli.command {
         Command::Build(args) => cmd::build::run(args, verbosity),
         Command::Check(args) => cmd::check::run(args, cli.color, verbosity),
@@ -134,5 +136,68 @@ fn run(cli: Cli) -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "plumb", &mut std::io::stdout());
             ExitCode::SUCCESS
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::{ArgAction, CommandFactory};
+
+    /// Every argument of `command` and its subcommands without a description, or repeatable
+    /// without saying so, as `plumb build --entry: ...`.
+    fn undocumented(command: &clap::Command, path: &str, problems: &mut Vec<String>) {
+        if command.get_about().is_none() && path != "plumb" {
+            problems.push(format!("{path}: no description"));
+        }
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.is_hide_set() || matches!(id, "help" | "version") {
+                continue;
+            }
+            let name = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => id.to_uppercase(),
+            };
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            if help.trim().is_empty() {
+                problems.push(format!("{path} {name}: no help text"));
+            }
+            let repeatable = matches!(arg.get_action(), ArgAction::Append | ArgAction::Count)
+                || arg
+                    .get_num_args()
+                    .is_some_and(|range| range.max_values() > 1);
+            if repeatable && !help.contains("repeatable") {
+                problems.push(format!(
+                    "{path} {name}: repeatable, and its help does not say so"
+                ));
+            }
+        }
+        for sub in command.get_subcommands() {
+            undocumented(sub, &format!("{path} {}", sub.get_name()), problems);
+        }
+    }
+
+    #[test]
+    fn every_flag_of_every_subcommand_has_help_and_repeatable_ones_say_so() {
+        let mut command = Cli::command();
+        command.build();
+        let mut problems = Vec::new();
+        undocumented(&command, "plumb", &mut problems);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// `state get` and `history` only read versions: a recipient would be accepted and ignored.
+    #[test]
+    fn only_state_put_takes_recipients() {
+        let command = Cli::command();
+        let state = command.find_subcommand("state").expect("plumb state");
+        let with_recipient: Vec<&str> = state
+            .get_subcommands()
+            .filter(|c| c.get_arguments().any(|a| a.get_long() == Some("recipient")))
+            .map(clap::Command::get_name)
+            .collect();
+        assert_eq!(with_recipient, ["put"]);
     }
 }

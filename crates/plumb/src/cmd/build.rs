@@ -15,12 +15,13 @@ pub struct BuildArgs {
     /// The repository root.
     #[arg(default_value = ".")]
     pub repo: PathBuf,
-    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
-    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository;
+    /// repeatable. Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
     /// FluxInstance in the repository syncs.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,
-    /// Print only this Kustomization (the whole graph is still built, for substituteFrom).
+    /// Print only this Kustomization; repeatable (the whole graph is still built, for
+    /// substituteFrom).
     #[arg(long = "ks", value_name = "NS/NAME")]
     pub ks: Vec<String>,
     /// Output format.
@@ -91,6 +92,7 @@ pub fn build_tree(
         Err(e) => return Err(TreeError::Usage(e.to_string())),
     };
     let fetcher = fetch.fetcher(repo).map_err(TreeError::Usage)?;
+    let _shown = super::progress::Working::new(format!("building {}", repo.display()));
     let remote = fetcher.as_ref().map(super::fetch::SourceFetcher::remote);
     let options = Options {
         entries,
@@ -145,6 +147,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
         return ExitCode::from(2);
     }
     let select = |k: &KustomizationBuild| args.ks.is_empty() || args.ks.contains(&k.key());
+    let output_started = std::time::Instant::now();
     let text = match args.output {
         Output::Yaml => result.to_yaml(&select),
         Output::Json => {
@@ -167,6 +170,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
+    crate::report::stage("output", output_started.elapsed().as_secs_f64());
     // A source that could not be fetched leaves the build incomplete: not a success.
     let errors = report_diagnostics(&result, verbosity);
     let summary = result.summary();

@@ -21,6 +21,7 @@ pub struct CacheArgs {
 pub enum CacheCommand {
     /// List every cached revision: kind, URL, revision, size, when a build last used it.
     Ls {
+        /// Output format.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = ListOutput::Text)]
         output: ListOutput,
     },

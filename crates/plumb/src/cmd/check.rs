@@ -16,19 +16,19 @@ pub struct CheckArgs {
     /// The repository root.
     #[arg(default_value = ".")]
     pub repo: PathBuf,
-    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
-    /// Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository;
+    /// repeatable. Without it: `.plumb.yaml`'s `clusters:`, else every directory a Kustomization or
     /// FluxInstance in the repository syncs.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Only these rules: codes or prefixes, comma-separated (`SUB,PIN001`); replaces
+    /// Only these rules: codes or prefixes, comma-separated (`SUB,PIN001`), repeatable; replaces
     /// `.plumb.yaml`'s `rules.select`.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub select: Vec<String>,
-    /// Not these rules: codes or prefixes, comma-separated; added to `rules.ignore`.
+    /// Not these rules: codes or prefixes, comma-separated, repeatable; added to `rules.ignore`.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub ignore: Vec<String>,
     /// Exit 0 even when findings are errors (configuration errors still exit 2).
@@ -97,7 +97,10 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             .collect()
     };
     let selection = Selection::new(&config.rules, &clean(&args.select), &clean(&args.ignore));
+    let rules_started = std::time::Instant::now();
     let mut report = Report::run(&build, &config, &selection);
+    crate::report::stage("rules", rules_started.elapsed().as_secs_f64());
+    let output_started = std::time::Instant::now();
     let text = match args.format {
         Format::Text if args.statistics => render::statistics::text(&report),
         Format::Json if args.statistics => json_text(&render::statistics::json(&report)),
@@ -124,6 +127,7 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
     {
         return ExitCode::from(2);
     }
+    crate::report::stage("output", output_started.elapsed().as_secs_f64());
     crate::report::notes(&build, verbosity);
     let s = build.summary();
     let mut line = format!(

@@ -30,7 +30,7 @@ pub struct DiffArgs {
     /// to compare two trees).
     #[arg(long, value_name = "DIR", conflicts_with = "base")]
     pub base_path: Option<PathBuf>,
-    /// An entry path (a cluster directory), relative to the repository. Default: what each
+    /// An entry path (a cluster directory), relative to the repository; repeatable. Default: what each
     /// side's `.plumb.yaml` lists, else every directory each side syncs a cluster from.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,

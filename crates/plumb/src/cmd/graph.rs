@@ -13,7 +13,8 @@ pub struct GraphArgs {
     /// The repository root.
     #[arg(default_value = ".")]
     pub repo: PathBuf,
-    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository.
+    /// An entry path (a cluster directory such as `clusters/dev`), relative to the repository;
+    /// repeatable.
     #[arg(long = "entry", value_name = "PATH")]
     pub entries: Vec<String>,
     /// Output format.

@@ -30,8 +30,8 @@ pub fn renderer(fetch: &super::fetch::FetchArgs) -> Option<LazyRenderer> {
 /// The warning, once, that the build found releases to render and no usable helm.
 pub fn warn_unusable(renderer: Option<&LazyRenderer>) {
     if let Some(why) = renderer.and_then(LazyRenderer::unusable) {
-        eprintln!(
-            "warning: HelmReleases are not rendered: {why}\n  = help: install helm (v3.17 or later, or v4) or set PLUMB_HELM to it; --no-helm says this is intended"
-        );
+        crate::report::warning(&format!(
+            "HelmReleases are not rendered: {why}\n  = help: install helm (v3.17 or later, or v4) or set PLUMB_HELM to it; --no-helm says this is intended"
+        ));
     }
 }

@@ -37,12 +37,22 @@ pub struct StackOpt {
     stack: String,
 }
 
+/// The keys of a command that only reads versions: identities decrypt, recipients would have
+/// nothing to do.
 #[derive(Args, Debug)]
-pub struct KeyOpt {
+pub struct IdentityOpt {
     /// An age identity file (AGE-SECRET-KEY-1...); repeatable. Default: $PLUMB_STATE_IDENTITY.
     /// With no key option, $PLUMB_STATE_PASSPHRASE is used as a passphrase.
     #[arg(long, value_name = "FILE")]
     identity: Vec<PathBuf>,
+}
+
+/// The keys of `put`, which encrypts a new version: its identities, and recipients to encrypt
+/// to as well.
+#[derive(Args, Debug)]
+pub struct KeyOpt {
+    #[command(flatten)]
+    identities: IdentityOpt,
     /// An age recipient (age1...) to encrypt to as well; repeatable. Default:
     /// $PLUMB_STATE_RECIPIENTS (comma-separated).
     #[arg(long, value_name = "AGE1")]
@@ -83,7 +93,8 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackOpt,
         #[command(flatten)]
-        keys: KeyOpt,
+        keys: IdentityOpt,
+        /// The version to print (default: the current one, HEAD).
         #[arg(long, value_name = "N")]
         serial: Option<u64>,
     },
@@ -92,7 +103,8 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackOpt,
         #[command(flatten)]
-        keys: KeyOpt,
+        keys: IdentityOpt,
+        /// Output format.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
         output: Format,
     },
@@ -111,6 +123,7 @@ pub enum StateCommand {
     Unlock {
         #[command(flatten)]
         stack: StackOpt,
+        /// The id `plumb state lock` printed.
         #[arg(long, value_name = "ID")]
         lock_id: String,
     },
@@ -119,7 +132,8 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackOpt,
         #[command(flatten)]
-        keys: KeyOpt,
+        keys: IdentityOpt,
+        /// The id of the lock to break, as the error that it blocked you printed it.
         #[arg(long, value_name = "ID")]
         lock_id: String,
     },
@@ -128,7 +142,7 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackOpt,
         #[command(flatten)]
-        keys: KeyOpt,
+        keys: IdentityOpt,
         /// Apply the plan (without it, nothing is changed, and the exit code is 1 when there is
         /// something to repair).
         #[arg(long)]
@@ -138,6 +152,7 @@ pub enum StateCommand {
     Probe {
         #[command(flatten)]
         store: StoreOpt,
+        /// Output format.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
         output: Format,
         /// Concurrent writers per race round.
@@ -186,7 +201,14 @@ fn open_stack(opt: &StackOpt) -> Result<(StateStore, StackName), Failure> {
     Ok((open_store(&opt.store)?, stack))
 }
 
-fn load_keys(opt: &KeyOpt) -> Result<Keys, Failure> {
+/// The keys of a command that only reads: identities, else the passphrase.
+fn load_identities(opt: &IdentityOpt) -> Result<Keys, Failure> {
+    load_keys(opt, None)
+}
+
+/// The keys given: identities, recipients when the command encrypts (`Some`, else they are not
+/// read from the environment either), else the passphrase.
+fn load_keys(opt: &IdentityOpt, recipients: Option<&[String]>) -> Result<Keys, Failure> {
     let mut keys = Keys::new();
     let mut identities = opt.identity.clone();
     if identities.is_empty() {
@@ -200,8 +222,9 @@ fn load_keys(opt: &KeyOpt) -> Result<Keys, Failure> {
         keys.add_identities(&text)
             .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
     }
-    let mut recipients = opt.recipient.clone();
-    if recipients.is_empty() {
+    let encrypts = recipients.is_some();
+    let mut recipients = recipients.map(<[String]>::to_vec).unwrap_or_default();
+    if encrypts && recipients.is_empty() {
         if let Ok(list) = std::env::var("PLUMB_STATE_RECIPIENTS") {
             recipients.extend(
                 list.split(',')
@@ -222,6 +245,13 @@ fn load_keys(opt: &KeyOpt) -> Result<Keys, Failure> {
         }
     }
     if keys.is_empty() {
+        if !encrypts {
+            // StateError::NoKey offers --recipient, which a command that only reads does not take.
+            return Err(Failure(
+                "no key: give --identity FILE, or set PLUMB_STATE_IDENTITY or PLUMB_STATE_PASSPHRASE"
+                    .to_string(),
+            ));
+        }
         return Err(StateError::NoKey.into());
     }
     Ok(keys)
@@ -263,7 +293,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             rekey,
             file,
         } => {
-            let keys = load_keys(&keys)?;
+            let keys = load_keys(&keys.identities, Some(&keys.recipient))?;
             let (store, name) = open_stack(&stack)?;
             let data = read_input(file.as_ref())?;
             let fault = std::env::var(FAULT_ENV).ok();
@@ -287,7 +317,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             keys,
             serial,
         } => {
-            let keys = load_keys(&keys)?;
+            let keys = load_identities(&keys)?;
             let (store, name) = open_stack(&stack)?;
             let version = store.get(&name, &keys, serial)?;
             write_stdout(&version.data)?;
@@ -297,7 +327,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             keys,
             output,
         } => {
-            let keys = load_keys(&keys)?;
+            let keys = load_identities(&keys)?;
             let (store, name) = open_stack(&stack)?;
             let entries = store.history(&name, &keys)?;
             let text = match output {
@@ -364,7 +394,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             lock_id,
         } => {
             // The key is needed only to check an interrupted put's version before completing it.
-            let keys = load_keys(&keys).unwrap_or_default();
+            let keys = load_identities(&keys).unwrap_or_default();
             let (store, name) = open_stack(&stack)?;
             let report = store.force_unlock(&name, &lock_id, &keys)?;
             eprintln!(
@@ -376,7 +406,7 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             }
         }
         StateCommand::Repair { stack, keys, yes } => {
-            let keys = load_keys(&keys)?;
+            let keys = load_identities(&keys)?;
             let (store, name) = open_stack(&stack)?;
             if !yes {
                 let plan = store.plan_repair(&name, &keys)?;
