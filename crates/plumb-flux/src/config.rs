@@ -150,9 +150,10 @@ pub struct MirrorRule {
     pub to: String,
 }
 
-/// A `.plumb.yaml` that cannot be used, with where.
+/// A `.plumb.yaml` that cannot be used, with where (`path:line: message`; without the line
+/// when it is 0, an error of the whole file).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}: {message}", path.display())]
+#[error("{}{}: {message}", path.display(), if *line == 0 { String::new() } else { format!(":{line}") })]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: usize,
@@ -256,6 +257,10 @@ impl Config {
 /// `None` when there is no such file.
 pub fn read(repo: &Path) -> Result<Option<String>, ConfigError> {
     let path = repo.join(FILE_NAME);
+    // No repository is the command's own error to report.
+    if !repo.is_dir() {
+        return Ok(None);
+    }
     let fail = |e: plumb_kustomize::KustomizeError| ConfigError {
         path: PathBuf::from(FILE_NAME),
         line: 0,

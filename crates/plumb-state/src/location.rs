@@ -22,9 +22,15 @@ impl StoreLocation {
     /// Reads a store URL; a plain directory path (no scheme) is taken as `file://` of it,
     /// relative to the current directory.
     pub fn parse(text: &str) -> Result<Self, StateError> {
+        if text.is_empty() {
+            return Err(invalid(
+                text,
+                "empty: use file:///dir, a directory path, or s3://bucket/prefix",
+            ));
+        }
         let url = match url::Url::parse(text) {
             Ok(url) => url,
-            Err(url::ParseError::RelativeUrlWithoutBase) if !text.is_empty() => {
+            Err(url::ParseError::RelativeUrlWithoutBase) => {
                 let path = std::path::absolute(text)
                     .map_err(|e| invalid(text, format!("{e}; use file:///absolute/directory")))?;
                 return Ok(StoreLocation::File(path));

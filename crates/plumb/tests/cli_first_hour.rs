@@ -566,3 +566,40 @@ spec:
     // The API server refuses it: nothing of it is built.
     assert!(!out.contains("ConfigMap//settings"), "{out}");
 }
+
+#[test]
+fn a_repository_that_is_not_there_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-repo");
+    let missing = missing.to_str().unwrap();
+    for command in ["build", "check", "graph"] {
+        let (code, _, err) = plumb(&[command, missing]);
+        assert_eq!(code, Some(2), "{command}: {err}");
+        assert_eq!(
+            err,
+            format!("error: repository {missing} is not a directory\n"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn render_without_a_configuration_names_it_relative_to_the_repository() {
+    let repo = tempfile::tempdir().unwrap();
+    let (code, _, err) = plumb(&["render", repo_str(repo.path())]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with("error: .plumb.yaml: the repository has no .plumb.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_store_is_refused_with_what_a_store_is() {
+    let (code, out, err) = plumb(&["state", "probe", "--store", ""]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("use file:///dir, a directory path, or s3://bucket/prefix"),
+        "{err}"
+    );
+}
