@@ -109,110 +109,155 @@ const RULES_KEYS: &[&str] = &["select", "ignore", "severity", "perPathIgnores"];
 
 impl CheckConfig {
     /// Reads `<repo>/.plumb.yaml`; no file is the default configuration.
+    /// Errors name the file as `.plumb.yaml`, relative to the repository.
     pub fn load(repo: &Path) -> Result<CheckConfig, ConfigError> {
-        let path = repo.join(FILE_NAME);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => CheckConfig::parse(&path, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(CheckConfig::default()),
-            Err(e) => Err(ConfigError {
-                path,
-                line: 0,
-                message: e.to_string(),
-            }),
+        match plumb_flux::config::read(repo)? {
+            Some(text) => CheckConfig::parse(Path::new(FILE_NAME), &text),
+            None => Ok(CheckConfig::default()),
         }
     }
 
-    /// Reads the text of a `.plumb.yaml`; `path` is only used in errors.
+    /// Reads the text of a `.plumb.yaml`; `path` is only used in errors. The first error.
     pub fn parse(path: &Path, text: &str) -> Result<CheckConfig, ConfigError> {
-        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| ConfigError {
-            path: path.to_path_buf(),
-            line: e.location.line,
-            message: e.message.clone(),
+        CheckConfig::parse_all(path, text).map_err(|mut errors| errors.remove(0))
+    }
+
+    /// Reads the text of a `.plumb.yaml`: every error (the first of each top-level key), in
+    /// the order of the file, or none.
+    pub fn parse_all(path: &Path, text: &str) -> Result<CheckConfig, Vec<ConfigError>> {
+        let docs = plumb_yaml::parse_documents(path, text).map_err(|e| {
+            vec![ConfigError {
+                path: path.to_path_buf(),
+                line: e.location.line,
+                message: e.message.clone(),
+            }]
         })?;
         let mut config = CheckConfig::default();
         let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
             return Ok(config);
         };
         let r = Reader { path };
-        for (key, value) in r.mapping(&root, "the file", KNOWN_KEYS)? {
-            match key {
-                "kubernetesVersion" => {
-                    let v = r.string(value, key)?;
-                    let digits = v.strip_prefix('v').unwrap_or(&v);
-                    let parts: Vec<&str> = digits.split('.').collect();
-                    let numeric = parts
-                        .iter()
-                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-                    if !(numeric && (2..=3).contains(&parts.len())) {
+        let mut errors = Vec::new();
+        for (key, value) in r.entries(&root, "the file", KNOWN_KEYS, &mut errors) {
+            if let Err(e) = config.read_setting(&r, key, value) {
+                errors.push(e);
+            }
+        }
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Reads one top-level setting into `self`.
+    fn read_setting(&mut self, r: &Reader<'_>, key: &str, value: &Node) -> Result<(), ConfigError> {
+        let config = self;
+        match key {
+            "kubernetesVersion" => {
+                let v = r.string(value, key)?;
+                let digits = v.strip_prefix('v').unwrap_or(&v);
+                let parts: Vec<&str> = digits.split('.').collect();
+                let numeric = parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+                if !(numeric && (2..=3).contains(&parts.len())) {
+                    return Err(r.error(
+                        value,
+                        format!(
+                            "`kubernetesVersion` must be a version such as \"1.30\", not `{v}`"
+                        ),
+                    ));
+                }
+                config.kubernetes_version = Some(digits.to_string());
+            }
+            "distribution" => {
+                let v = r.string(value, key)?;
+                config.distribution = match Distribution::parse(&v) {
+                    Some(d) => Some(d),
+                    None => {
+                        let names: Vec<&str> = Distribution::ALL.iter().map(|d| d.name()).collect();
                         return Err(r.error(
                             value,
                             format!(
-                                "`kubernetesVersion` must be a version such as \"1.30\", not `{v}`"
+                                "unknown distribution `{v}`: plumb knows {}",
+                                names.join(", ")
                             ),
                         ));
                     }
-                    config.kubernetes_version = Some(digits.to_string());
-                }
-                "distribution" => {
-                    let v = r.string(value, key)?;
-                    config.distribution = match Distribution::parse(&v) {
-                        Some(d) => Some(d),
-                        None => {
-                            let names: Vec<&str> =
-                                Distribution::ALL.iter().map(|d| d.name()).collect();
-                            return Err(r.error(
-                                value,
-                                format!(
-                                    "unknown distribution `{v}`: plumb knows {}",
-                                    names.join(", ")
-                                ),
-                            ));
-                        }
-                    };
-                }
-                "runtimeCRDs" => {
-                    for item in r.sequence(value, key)? {
-                        config.runtime_crds.push(r.runtime_crd(item)?);
-                    }
-                }
-                "placeholders" => {
-                    config.placeholders = r.strings(value, key)?;
-                    if let Some((i, _)) = config
-                        .placeholders
-                        .iter()
-                        .enumerate()
-                        .find(|(_, p)| p.is_empty())
-                    {
-                        let node = value.as_sequence().and_then(|s| s.get(i)).unwrap_or(value);
-                        return Err(r.error(
-                            node,
-                            "an empty placeholder pattern matches nothing useful".into(),
-                        ));
-                    }
-                }
-                "invariants" => {
-                    for item in r.sequence(value, key)? {
-                        config.invariants.push(r.invariant(item)?);
-                    }
-                    let mut seen = Vec::new();
-                    for (inv, node) in config.invariants.iter().zip(r.sequence(value, key)?) {
-                        if seen.contains(&&inv.name) {
-                            return Err(r.error(
-                                node,
-                                format!("invariant `{}` is defined twice", inv.name),
-                            ));
-                        }
-                        seen.push(&inv.name);
-                    }
-                }
-                "overlays" => config.overlays = r.overlays(value)?,
-                "rules" => config.rules = r.rules(value)?,
-                // `clusters` and `sources` are plumb-flux's, validated there.
-                _ => {}
+                };
             }
+            "runtimeCRDs" => {
+                for item in r.sequence(value, key)? {
+                    config.runtime_crds.push(r.runtime_crd(item)?);
+                }
+            }
+            "placeholders" => {
+                config.placeholders = r.strings(value, key)?;
+                if let Some((i, _)) = config
+                    .placeholders
+                    .iter()
+                    .enumerate()
+                    .find(|(_, p)| p.is_empty())
+                {
+                    let node = value.as_sequence().and_then(|s| s.get(i)).unwrap_or(value);
+                    return Err(r.error(
+                        node,
+                        "an empty placeholder pattern matches nothing useful".into(),
+                    ));
+                }
+            }
+            "invariants" => {
+                for item in r.sequence(value, key)? {
+                    config.invariants.push(r.invariant(item)?);
+                }
+                let mut seen = Vec::new();
+                for (inv, node) in config.invariants.iter().zip(r.sequence(value, key)?) {
+                    if seen.contains(&&inv.name) {
+                        return Err(
+                            r.error(node, format!("invariant `{}` is defined twice", inv.name))
+                        );
+                    }
+                    seen.push(&inv.name);
+                }
+            }
+            "overlays" => config.overlays = r.overlays(value)?,
+            "rules" => config.rules = r.rules(value)?,
+            // `clusters` and `sources` are plumb-flux's, validated there.
+            _ => {}
         }
-        Ok(config)
+        Ok(())
     }
+}
+
+/// Every error of `<repo>/.plumb.yaml`, read once, by what `plumb build` reads and by what
+/// `plumb check` reads, in the order of the file: what every command validates before it
+/// starts (nothing when `repo` is not a directory). Both readers check some keys (unknown
+/// keys, `kubernetesVersion`): a line either finds wrong is reported once.
+pub fn validate(repo: &Path) -> Vec<ConfigError> {
+    // No repository is the command's own error to report.
+    if !repo.is_dir() {
+        return Vec::new();
+    }
+    let text = match plumb_flux::config::read(repo) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![e],
+    };
+    let path = Path::new(FILE_NAME);
+    let mut errors = plumb_flux::config::Config::parse_all(path, &text)
+        .err()
+        .unwrap_or_default();
+    for e in CheckConfig::parse_all(path, &text)
+        .err()
+        .unwrap_or_default()
+    {
+        if !errors.iter().any(|seen| seen.line == e.line) {
+            errors.push(e);
+        }
+    }
+    errors.sort_by_key(|e| e.line);
+    errors
 }
 
 /// Walks the node tree, turning every mistake into an error at its line.
@@ -243,12 +288,30 @@ impl Reader<'_> {
         what: &str,
         keys: &[&str],
     ) -> Result<Vec<(&'n str, &'n Node)>, ConfigError> {
+        let mut errors = Vec::new();
+        let entries = self.entries(node, what, keys, &mut errors);
+        match errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(entries),
+        }
+    }
+
+    /// [`Reader::mapping`] that goes on past a wrong key: each one is an error in `errors`,
+    /// the valid keys are returned.
+    fn entries<'n>(
+        &self,
+        node: &'n Node,
+        what: &str,
+        keys: &[&str],
+        errors: &mut Vec<ConfigError>,
+    ) -> Vec<(&'n str, &'n Node)> {
         if node.is_null() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let Some(entries) = node.as_mapping() else {
             let expected = format!("a mapping with the keys {}", keys.join(", "));
-            return Err(self.wrong_type(node, what, &expected));
+            errors.push(self.wrong_type(node, what, &expected));
+            return Vec::new();
         };
         let mut out: Vec<(&str, &Node)> = Vec::new();
         for (key, value) in entries {
@@ -262,14 +325,16 @@ impl Reader<'_> {
                 } else {
                     format!(" in `{what}`")
                 };
-                return Err(self.error(key, format!("unknown key `{name}`{place}{hint}")));
+                errors.push(self.error(key, format!("unknown key `{name}`{place}{hint}")));
+                continue;
             }
             if out.iter().any(|(k, _)| *k == name) {
-                return Err(self.error(key, format!("key `{name}` appears twice")));
+                errors.push(self.error(key, format!("key `{name}` appears twice")));
+                continue;
             }
             out.push((name, value));
         }
-        Ok(out)
+        out
     }
 
     fn sequence<'n>(&self, node: &'n Node, what: &str) -> Result<&'n [Node], ConfigError> {

@@ -186,7 +186,16 @@ impl Snapshot {
     }
 }
 
+/// The producer a Kustomization key names: `entry PATH` is an entry directory no
+/// Kustomization syncs ([`plumb_flux::model::FluxKustomization::key`]).
 fn kustomization_id(key: &str) -> ProducerId {
+    if let Some(path) = key.strip_prefix("entry ") {
+        return ProducerId {
+            kind: ProducerKind::Entry,
+            namespace: String::new(),
+            name: path.into(),
+        };
+    }
     let (namespace, name) = key.split_once('/').unwrap_or(("", key));
     ProducerId {
         kind: ProducerKind::Kustomization,

@@ -196,6 +196,10 @@ pub enum SetupError {
     NoRepository(PathBuf),
     #[error("entry path {0} is not a directory in the repository")]
     NoEntry(String),
+    #[error(
+        "entry path {0} is outside the repository {1}: it must be relative to the repository root"
+    )]
+    EntryOutside(String, PathBuf),
     #[error("no entry path: nothing in the repository syncs a cluster; pass --entry PATH or list `clusters:` in .plumb.yaml")]
     NoEntries,
 }
@@ -220,7 +224,16 @@ pub fn entries(
     }
     let mut out = Vec::new();
     for e in list {
-        let rel = source::clean_relative(&e);
+        let rel = if Path::new(&e).is_absolute() {
+            // An absolute path inside the repository is taken as the path it names in it.
+            let path = std::fs::canonicalize(&e).map_err(|_| SetupError::NoEntry(e.clone()))?;
+            match path.strip_prefix(root) {
+                Ok(inside) => inside.to_string_lossy().replace('\\', "/"),
+                Err(_) => return Err(SetupError::EntryOutside(e, root.to_path_buf())),
+            }
+        } else {
+            source::clean_relative(&e)
+        };
         if !source::join(root, &rel).is_dir() {
             return Err(SetupError::NoEntry(e));
         }
@@ -516,6 +529,8 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 origin: None,
             });
             ks.namespace = String::new();
+            // It stands for a directory, not an object: it has no sourceRef to diagnose.
+            ks.problems.clear();
             let (objects, diagnostics) = match discovery {
                 Ok(objects) => (objects, Vec::new()),
                 Err(d) => (Vec::new(), vec![d]),
@@ -923,6 +938,14 @@ fn generated_help(ctx: &Context<'_>, wanted: &ObjectRef) -> String {
 fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let ks = &node.ks;
     let raw_path = ks.path.clone().unwrap_or_default();
+    if ks.name.is_empty()
+        || ks.source_ref.name.is_empty()
+        || !crate::model::KUSTOMIZATION_SOURCE_KINDS.contains(&ks.source_ref.kind.as_str())
+    {
+        // The API server refuses it, so nothing of it is applied; its problems say why, and
+        // looking its source up would only add a second error about the same field.
+        return Built::unbuilt(source::clean_relative(&raw_path), None, None);
+    }
     let mut staged = None;
     let (source_dir, assumed) = match ctx.sources.resolve(&ks.source_ref) {
         Resolution::Dir(dir) => (dir, None),
@@ -1304,6 +1327,18 @@ fn set_common_metadata(
     }
 }
 
+/// `d`, which points at the kustomization kustomize-controller generates for `dir`, pointing
+/// at the directory and saying the kustomization is generated.
+fn generated_here(mut d: Diagnostic, dir: &Path) -> Diagnostic {
+    d.file = Some(dir.to_path_buf());
+    d.line = None;
+    d.column = None;
+    d.message.push_str(
+        " (in the kustomization.yaml kustomize-controller generates for this directory, which has none)",
+    );
+    d
+}
+
 /// Builds `dir` as Flux does (generated kustomization, `ks`'s overlay) and returns the objects.
 /// Builds `dir` as kustomize-controller does: no load restrictor, but inside a file system
 /// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
@@ -1324,8 +1359,15 @@ fn build_dir(
     }
     let k = generate::kustomization_for(&fs, dir, ks)?;
     let options = file_systems.build_options(fs);
-    let list = plumb_kustomize::build_kustomization(&k, &options)
-        .map_err(|e| diagnostic::from_kustomize(&e).in_file(&k.path))?;
+    let list = plumb_kustomize::build_kustomization(&k, &options).map_err(|e| {
+        let d = diagnostic::from_kustomize(&e).in_file(&k.path);
+        // A generated kustomization (it has no node from a file) is no file to point at.
+        if k.node.span.is_none() && d.file.as_deref() == Some(k.path.as_path()) {
+            generated_here(d, dir)
+        } else {
+            d
+        }
+    })?;
     list.resources
         .into_iter()
         .map(|r| {

@@ -150,9 +150,10 @@ pub struct MirrorRule {
     pub to: String,
 }
 
-/// A `.plumb.yaml` that cannot be used, with where.
+/// A `.plumb.yaml` that cannot be used, with where (`path:line: message`; without the line
+/// when it is 0, an error of the whole file).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}: {message}", path.display())]
+#[error("{}{}: {message}", path.display(), if *line == 0 { String::new() } else { format!(":{line}") })]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: usize,
@@ -162,77 +163,114 @@ pub struct ConfigError {
 impl Config {
     /// Reads `<repo>/.plumb.yaml`, inside the repository as every read of a build; no file is
     /// an empty configuration.
+    /// Errors name the file as `.plumb.yaml`, relative to the repository.
     pub fn load(repo: &Path) -> Result<Config, ConfigError> {
-        let path = repo.join(FILE_NAME);
-        let fail = |e: plumb_kustomize::KustomizeError| ConfigError {
-            path: path.clone(),
-            line: 0,
-            message: e.to_string(),
-        };
-        let fs = plumb_kustomize::FileSystem::confined(repo).map_err(fail)?;
-        if std::fs::symlink_metadata(&path).is_err() {
-            return Ok(Config::default());
+        match read(repo)? {
+            Some(text) => Config::parse(Path::new(FILE_NAME), &text),
+            None => Ok(Config::default()),
         }
-        let text = fs.read_text(&path).map_err(fail)?;
-        Config::parse(&path, &text)
     }
 
+    /// Reads the text of a `.plumb.yaml`; `path` is only used in errors. The first error.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        Config::parse_all(path, text).map_err(|mut errors| errors.remove(0))
+    }
+
+    /// Reads the text of a `.plumb.yaml`: every error, in the order of the file, or none.
+    pub fn parse_all(path: &Path, text: &str) -> Result<Config, Vec<ConfigError>> {
         let fail = |node: Option<&Node>, message: String| error_at(path, node, message);
         let mut config = Config::default();
-        let entries = settings(path, text)?;
+        let mut errors = Vec::new();
+        let entries = settings(path, text).map_err(|e| vec![e])?;
         for (key, value) in &entries {
             let name = key.scalar_value().unwrap_or("");
             if !KNOWN_KEYS.contains(&name) {
                 let hint = plumb_kustomize::kustomization::closest(name, KNOWN_KEYS)
                     .map(|c| format!("; did you mean `{c}`?"))
                     .unwrap_or_else(|| format!("; valid keys: {}", KNOWN_KEYS.join(", ")));
-                return Err(fail(Some(key), format!("unknown key `{name}`{hint}")));
+                errors.push(fail(Some(key), format!("unknown key `{name}`{hint}")));
+                continue;
             }
-            match name {
-                "clusters" => {
-                    config.clusters = value.string_list().ok_or_else(|| {
-                        fail(Some(value), "`clusters` must be a list of paths".into())
-                    })?
-                }
-                "bootstrap" => {
-                    config.bootstrap = value.string_list().ok_or_else(|| {
-                        fail(
-                            Some(value),
-                            "`bootstrap` must be a list of directories".into(),
-                        )
-                    })?
-                }
-                "mirrors" => config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?,
-                "claims" => config.claims = claims(value).map_err(|(n, m)| fail(n, m))?,
-                "kubernetesVersion" => {
-                    let text = value.scalar_value().unwrap_or("");
-                    let bare = text.trim_start_matches('v');
-                    let parts: Vec<&str> = bare.split('.').collect();
-                    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-                    if !(2..=3).contains(&parts.len()) || !parts.iter().all(numeric) {
-                        return Err(fail(
-                            Some(value),
-                            format!("`kubernetesVersion` must be a version such as \"1.33\", not `{text}`"),
-                        ));
-                    }
-                    config.kubernetes_version = Some(bare.to_string());
-                }
-                "sources" => {
-                    let items = value.as_sequence().ok_or_else(|| {
-                        fail(Some(value), "`sources` must be a list of mappings".into())
-                    })?;
-                    for item in items {
-                        config
-                            .sources
-                            .push(source_mapping(item).map_err(|m| fail(Some(item), m))?);
-                    }
-                }
-                _ => {}
+            if let Err(e) = config.read_setting(path, name, value) {
+                errors.push(e);
             }
         }
-        Ok(config)
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
     }
+
+    /// Reads one top-level setting into `self`.
+    fn read_setting(&mut self, path: &Path, name: &str, value: &Node) -> Result<(), ConfigError> {
+        let fail = |node: Option<&Node>, message: String| error_at(path, node, message);
+        let config = self;
+        match name {
+            "clusters" => {
+                config.clusters = value
+                    .string_list()
+                    .ok_or_else(|| fail(Some(value), "`clusters` must be a list of paths".into()))?
+            }
+            "bootstrap" => {
+                config.bootstrap = value.string_list().ok_or_else(|| {
+                    fail(
+                        Some(value),
+                        "`bootstrap` must be a list of directories".into(),
+                    )
+                })?
+            }
+            "mirrors" => config.mirrors = mirror_rules(value).map_err(|(n, m)| fail(n, m))?,
+            "claims" => config.claims = claims(value).map_err(|(n, m)| fail(n, m))?,
+            "kubernetesVersion" => {
+                let text = value.scalar_value().unwrap_or("");
+                let bare = text.trim_start_matches('v');
+                let parts: Vec<&str> = bare.split('.').collect();
+                let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+                if !(2..=3).contains(&parts.len()) || !parts.iter().all(numeric) {
+                    return Err(fail(
+                        Some(value),
+                        format!(
+                            "`kubernetesVersion` must be a version such as \"1.33\", not `{text}`"
+                        ),
+                    ));
+                }
+                config.kubernetes_version = Some(bare.to_string());
+            }
+            "sources" => {
+                let items = value.as_sequence().ok_or_else(|| {
+                    fail(Some(value), "`sources` must be a list of mappings".into())
+                })?;
+                for item in items {
+                    config
+                        .sources
+                        .push(source_mapping(item).map_err(|m| fail(Some(item), m))?);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The text of `<repo>/.plumb.yaml`, read inside the repository as every read of a build;
+/// `None` when there is no such file.
+pub fn read(repo: &Path) -> Result<Option<String>, ConfigError> {
+    let path = repo.join(FILE_NAME);
+    // No repository is the command's own error to report.
+    if !repo.is_dir() {
+        return Ok(None);
+    }
+    let fail = |e: plumb_kustomize::KustomizeError| ConfigError {
+        path: PathBuf::from(FILE_NAME),
+        line: 0,
+        message: e.to_string(),
+    };
+    let fs = plumb_kustomize::FileSystem::confined(repo).map_err(fail)?;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    fs.read_text(&path).map(Some).map_err(fail)
 }
 
 /// The user's own settings: `$PLUMB_CONFIG`, else `$XDG_CONFIG_HOME/plumb/config.yaml`, else

@@ -199,13 +199,21 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
-    /// Makes the file path relative to `root` when it is inside it, so output does not depend
-    /// on where the repository is checked out.
+    /// Makes the file path relative to `root` when it is inside it, and the paths under `root`
+    /// that the message and help quote (a kustomize error names the file it could not read),
+    /// so output does not depend on where the repository is checked out.
     pub fn relative_to(mut self, root: &Path) -> Diagnostic {
         if let Some(file) = &self.file {
             if let Ok(rel) = file.strip_prefix(root) {
                 self.file = Some(rel.to_path_buf());
             }
+        }
+        let prefix = format!("{}/", root.display().to_string().trim_end_matches('/'));
+        if prefix.len() > 1 && self.message.contains(&prefix) {
+            self.message = self.message.replace(&prefix, "");
+        }
+        if let Some(help) = self.help.as_mut().filter(|h| h.contains(&prefix)) {
+            *help = help.replace(&prefix, "");
         }
         self
     }
@@ -280,7 +288,13 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
                     None => d.in_file(path),
                 };
             }
-            K::Io { path, .. } => return d.in_file(path),
+            // The message names the file that could not be read: point at where it is listed.
+            K::Io { path, .. } => {
+                return match entry_at {
+                    Some((file, line)) => d.at_line(file, *line, 1),
+                    None => d.in_file(path),
+                };
+            }
             K::Remote { what, url } => {
                 let d = Diagnostic {
                     code: Code::SourceUnavailable,

@@ -192,8 +192,17 @@ impl FluxKustomization {
         ObjectRef::new("Kustomization", &self.namespace, &self.name)
     }
 
-    /// `namespace/name`.
+    /// `namespace/name`; `entry PATH` for the stand-in of an entry directory no Kustomization
+    /// syncs (it has no namespace: a real Kustomization always has one).
     pub fn key(&self) -> String {
+        if self.namespace.is_empty() {
+            let path = if self.name.is_empty() {
+                "."
+            } else {
+                &self.name
+            };
+            return format!("entry {path}");
+        }
         format!("{}/{}", self.namespace, self.name)
     }
 
@@ -223,6 +232,15 @@ impl FluxKustomization {
         let target_namespace = string_field("targetNamespace");
         let name_prefix = string_field("namePrefix");
         let name_suffix = string_field("nameSuffix");
+        if name.is_empty() {
+            problems.push(
+                Diagnostic::error(
+                    Code::InvalidSpec,
+                    "this Kustomization has no metadata.name: the API server refuses it",
+                )
+                .at(object.node_at(&["metadata"])),
+            );
+        }
         let source = spec.get("sourceRef");
         let str_in = |v: Option<&Value>, k: &str| {
             v.and_then(|v| v.get(k))
@@ -234,24 +252,59 @@ impl FluxKustomization {
             namespace: str_in(source, "namespace").unwrap_or_else(|| namespace.clone()),
             name: str_in(source, "name").unwrap_or_default(),
         };
-        let list = |k: &str| -> Vec<Value> {
-            spec.get(k)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
+        problems.extend(source_ref_problems(source, &source_ref, &object));
+        let mut list = |k: &str| -> Vec<Value> {
+            match spec.get(k) {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items.clone(),
+                Some(other) => {
+                    problems.push(
+                        Diagnostic::error(
+                            Code::InvalidSpec,
+                            format!(
+                                "spec.{k} must be a list, not {}: the API server refuses this Kustomization",
+                                json_type(other)
+                            ),
+                        )
+                        .at(object.node_at(&["spec", k])),
+                    );
+                    Vec::new()
+                }
+            }
         };
-        let depends_on = list("dependsOn")
-            .iter()
-            .filter_map(|d| {
-                let name = d.get("name")?.as_str()?;
-                let ns = d
-                    .get("namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or(&namespace);
-                Some(ObjectRef::new("Kustomization", ns, name))
-            })
-            .collect();
-        let components = list("components")
+        let depends_on_items = list("dependsOn");
+        let components_items = list("components");
+        let patches = list("patches");
+        let images = list("images");
+        let mut depends_on = Vec::new();
+        for (i, d) in depends_on_items.iter().enumerate() {
+            match d.get("name").and_then(Value::as_str) {
+                Some(name) if !name.is_empty() => {
+                    let ns = d
+                        .get("namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&namespace);
+                    depends_on.push(ObjectRef::new("Kustomization", ns, name));
+                }
+                _ => problems.push(
+                    Diagnostic::error(
+                        Code::InvalidSpec,
+                        format!(
+                            "spec.dependsOn[{i}] must be a mapping with a `name` (and an optional `namespace`), not {}",
+                            json_type(d)
+                        ),
+                    )
+                    .at(object
+                        .origin
+                        .as_ref()
+                        .and_then(|o| o.get_path(&["spec", "dependsOn"]))
+                        .and_then(|n| n.as_sequence())
+                        .and_then(|items| items.get(i))
+                        .or(object.node_at(&["spec", "dependsOn"]))),
+                ),
+            }
+        }
+        let components = components_items
             .iter()
             .filter_map(|c| c.as_str().map(str::to_string))
             .collect();
@@ -279,8 +332,8 @@ impl FluxKustomization {
             name_suffix,
             common_labels,
             common_annotations,
-            patches: list("patches"),
-            images: list("images"),
+            patches,
+            images,
             components,
             post_build,
             suspend,
@@ -295,6 +348,33 @@ fn read_post_build(p: &Value, object: &Object, problems: &mut Vec<Diagnostic>) -
         always: p.get("substituteStrategy").and_then(Value::as_str) == Some("Always"),
         ..PostBuild::default()
     };
+    for (field, expected, fits) in [
+        (
+            "substitute",
+            "a mapping of variable: value",
+            Value::is_object as fn(&Value) -> bool,
+        ),
+        (
+            "substituteFrom",
+            "a list of ConfigMap and Secret references",
+            Value::is_array,
+        ),
+    ] {
+        match p.get(field) {
+            None | Some(Value::Null) => {}
+            Some(v) if fits(v) => {}
+            Some(other) => problems.push(
+                Diagnostic::error(
+                    Code::InvalidSpec,
+                    format!(
+                        "spec.postBuild.{field} must be {expected}, not {}: the API server refuses this Kustomization",
+                        json_type(other)
+                    ),
+                )
+                .at(object.node_at(&["spec", "postBuild", field])),
+            ),
+        }
+    }
     if let Some(map) = p.get("substitute").and_then(Value::as_object) {
         for (k, v) in map {
             match v {
@@ -327,6 +407,97 @@ fn read_post_build(p: &Value, object: &Object, problems: &mut Vec<Diagnostic>) -
         }
     }
     out
+}
+
+/// The kinds of source a Flux Kustomization's `sourceRef` may name (the CRD's enum).
+pub const KUSTOMIZATION_SOURCE_KINDS: &[&str] = &[
+    "GitRepository",
+    "OCIRepository",
+    "Bucket",
+    "ExternalArtifact",
+];
+
+/// What is wrong with a Kustomization's `spec.sourceRef`, which the API server requires, with
+/// a `name` and one of [`KUSTOMIZATION_SOURCE_KINDS`].
+fn source_ref_problems(
+    source: Option<&Value>,
+    source_ref: &ObjectRef,
+    object: &Object,
+) -> Vec<Diagnostic> {
+    let refused = |message: String, path: &[&str]| {
+        Diagnostic::error(Code::InvalidSpec, message).at(object.node_at(path))
+    };
+    match source {
+        None | Some(Value::Null) => {
+            return vec![refused(
+            "this Kustomization has no spec.sourceRef: the API server refuses it".into(),
+            &["spec"],
+        )
+        .with_help(
+            "name the source it builds from: `sourceRef: {kind: GitRepository, name: flux-system}`",
+        )]
+        }
+        Some(v) if !v.is_object() => {
+            return vec![refused(
+                format!(
+                    "spec.sourceRef must be a mapping with `kind` and `name`, not {}",
+                    json_type(v)
+                ),
+                &["spec", "sourceRef"],
+            )]
+        }
+        Some(_) => {}
+    }
+    let mut out = Vec::new();
+    if source_ref.name.is_empty() {
+        out.push(refused(
+            "spec.sourceRef has no `name`: the API server refuses this Kustomization".into(),
+            &["spec", "sourceRef"],
+        ));
+    }
+    if !KUSTOMIZATION_SOURCE_KINDS.contains(&source_ref.kind.as_str()) {
+        let lower = source_ref.kind.to_lowercase();
+        let hint =
+            plumb_kustomize::kustomization::closest(&source_ref.kind, KUSTOMIZATION_SOURCE_KINDS)
+                .or_else(|| {
+                    KUSTOMIZATION_SOURCE_KINDS
+                        .iter()
+                        .copied()
+                        .find(|k| !lower.is_empty() && k.to_lowercase().starts_with(&lower))
+                })
+                .map(|c| format!("did you mean `{c}`?"))
+                .unwrap_or_else(|| {
+                    format!("it is one of {}", KUSTOMIZATION_SOURCE_KINDS.join(", "))
+                });
+        let what = if source_ref.kind.is_empty() {
+            "spec.sourceRef has no `kind`".to_string()
+        } else {
+            format!(
+                "spec.sourceRef.kind `{}` is not a kind a Kustomization builds from",
+                source_ref.kind
+            )
+        };
+        out.push(
+            refused(
+                format!("{what}: the API server refuses this Kustomization"),
+                &["spec", "sourceRef", "kind"],
+            )
+            .with_help(hint),
+        );
+    }
+    out
+}
+
+/// `a list`, `a string`...: what a JSON value is, for messages.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
 }
 
 /// A scalar as the text a string field would hold.

@@ -269,10 +269,15 @@ impl RepositoryBuild {
         written.concat()
     }
 
-    /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped).
+    /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped); with
+    /// several entries, each entry's names follow a `# Entry: path` line, as in the YAML.
     pub fn to_names(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
         let mut out = String::new();
+        let several = self.entries.len() > 1;
         for entry in &self.entries {
+            if several {
+                out.push_str(&format!("# Entry: {}\n", entry.entry));
+            }
             for o in entry
                 .bootstrap_releases
                 .iter()

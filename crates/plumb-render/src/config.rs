@@ -106,7 +106,17 @@ impl RenderConfig {
     /// error: a repository says it is rendered.
     pub fn load(repo: &Path) -> Result<RenderConfig, RenderError> {
         let path = repo.join(CONFIG_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| RenderError::io(&path, &e))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                RenderError::at(
+                    Path::new(CONFIG_FILE),
+                    0,
+                    "the repository has no .plumb.yaml: add one with a `render:` block (`render: {}` takes every default, see docs/render.md)",
+                )
+            } else {
+                RenderError::io(Path::new(CONFIG_FILE), &e)
+            }
+        })?;
         RenderConfig::parse(Path::new(CONFIG_FILE), &text)
     }
 

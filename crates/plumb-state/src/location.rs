@@ -19,8 +19,24 @@ fn invalid(url: &str, reason: impl Into<String>) -> StateError {
 }
 
 impl StoreLocation {
+    /// Reads a store URL; a plain directory path (no scheme) is taken as `file://` of it,
+    /// relative to the current directory.
     pub fn parse(text: &str) -> Result<Self, StateError> {
-        let url = url::Url::parse(text).map_err(|e| invalid(text, e.to_string()))?;
+        if text.is_empty() {
+            return Err(invalid(
+                text,
+                "empty: use file:///dir, a directory path, or s3://bucket/prefix",
+            ));
+        }
+        let url = match url::Url::parse(text) {
+            Ok(url) => url,
+            Err(url::ParseError::RelativeUrlWithoutBase) => {
+                let path = std::path::absolute(text)
+                    .map_err(|e| invalid(text, format!("{e}; use file:///absolute/directory")))?;
+                return Ok(StoreLocation::File(path));
+            }
+            Err(e) => return Err(invalid(text, e.to_string())),
+        };
         match url.scheme() {
             "file" => {
                 if url.query().is_some() {
@@ -131,6 +147,19 @@ mod tests {
         assert!(StoreLocation::parse("s3://bucket?endpiont=x").is_err());
         assert!(StoreLocation::parse("s3:///prefix").is_err());
         assert!(StoreLocation::parse("file:///x?y=1").is_err());
-        assert!(StoreLocation::parse("not a url").is_err());
+        assert!(StoreLocation::parse("").is_err());
+    }
+
+    #[test]
+    fn a_plain_path_is_a_directory() {
+        assert_eq!(
+            StoreLocation::parse("/var/lib/plumb").ok(),
+            Some(StoreLocation::File(PathBuf::from("/var/lib/plumb")))
+        );
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            StoreLocation::parse("state/dir").ok(),
+            Some(StoreLocation::File(cwd.join("state/dir")))
+        );
     }
 }

@@ -85,6 +85,37 @@ pub const PROPERTIES: [&str; 11] = [
 
 type Outcome = Result<String, String>;
 
+/// Whether `backend` can be probed at all: a listing of the probe's scratch prefix answers.
+/// An unreachable server, refused credentials or a bucket that does not exist is an `Err`
+/// worded for the user: then the probe would fail every property without saying anything
+/// about the store's safety.
+pub fn reach(backend: &dyn Backend) -> Result<(), String> {
+    let no_bucket = || {
+        format!(
+            "{}: the bucket does not exist (create it, or fix the bucket name)",
+            backend.describe()
+        )
+    };
+    match backend.list(".plumb-probe/") {
+        Ok(_) => Ok(()),
+        Err(BackendError::NotFound { .. }) => Err(no_bucket()),
+        Err(e) => {
+            let text = e.to_string();
+            if text.contains("<Code>NoSuchBucket</Code>") {
+                return Err(no_bucket());
+            }
+            let hint = if text.contains("169.254.169.254") {
+                ": no credentials: AWS_ACCESS_KEY_ID is not set and the cloud's instance \
+                 metadata gave none"
+                    .to_string()
+            } else {
+                format!(": {text}")
+            };
+            Err(format!("{}{hint}", backend.describe()))
+        }
+    }
+}
+
 /// Runs every check against `backend` under a fresh scratch prefix, then removes it.
 pub fn probe(backend: &dyn Backend, options: &ProbeOptions) -> ProbeReport {
     let writers = options.writers.max(2);

@@ -56,6 +56,15 @@ impl S3Backend {
             builder = builder.with_region(region);
         }
         if let Some(endpoint) = &location.endpoint {
+            // Without credentials object_store asks the cloud's instance-metadata address for
+            // some, which a server at a custom endpoint never takes: say what is missing.
+            if !has_credentials() {
+                return Err(BackendError::Config(format!(
+                    "s3://{} (endpoint {endpoint}): no credentials for the server at {endpoint}: \
+                     set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                    location.bucket
+                )));
+            }
             builder = builder
                 .with_endpoint(endpoint)
                 .with_allow_http(endpoint.starts_with("http://"))
@@ -100,6 +109,16 @@ impl S3Backend {
                 .unwrap_or(full)
         }
     }
+}
+
+/// Whether the environment names credentials object_store reads (static keys, a web identity
+/// token, a container credentials URL), rather than leaving it to the instance metadata.
+fn has_credentials() -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    set("AWS_ACCESS_KEY_ID")
+        || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+        || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
 }
 
 fn map_error(key: &str, e: object_store::Error) -> BackendError {

@@ -22,7 +22,7 @@ pub struct BuildArgs {
     pub entries: Vec<String>,
     /// Print only this Kustomization; repeatable (the whole graph is still built, for
     /// substituteFrom).
-    #[arg(long = "ks", value_name = "NS/NAME")]
+    #[arg(long = "ks", value_name = "NS/NAME", value_parser = kustomization_key)]
     pub ks: Vec<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
@@ -33,6 +33,18 @@ pub struct BuildArgs {
     pub no_strict: bool,
     #[command(flatten)]
     pub fetch: super::fetch::FetchArgs,
+}
+
+/// A `--ks` value: `namespace/name`, both parts non-empty.
+fn kustomization_key(value: &str) -> Result<String, String> {
+    match value.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(value.to_string())
+        }
+        _ => Err(format!(
+            "`{value}` is not NAMESPACE/NAME (a Flux Kustomization such as flux-system/apps)"
+        )),
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,6 +62,7 @@ pub fn build(
     mode: Mode,
     fetch: &super::fetch::FetchArgs,
 ) -> Result<RepositoryBuild, ExitCode> {
+    super::config::validate(repo)?;
     let renderer = super::helm::renderer(fetch);
     let result = build_tree(repo, entries, mode, fetch, None, renderer.clone()).map_err(|e| {
         crate::report::error(&e.to_string());
@@ -134,15 +147,21 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let known: Vec<String> = result
-        .entries
-        .iter()
-        .flat_map(|e| e.kustomizations.iter().map(KustomizationBuild::key))
-        .collect();
+    // The same Kustomization in several clusters is one name to select.
+    let mut known: Vec<String> = Vec::new();
+    for k in result.entries.iter().flat_map(|e| &e.kustomizations) {
+        if !k.synthetic && !known.contains(&k.key()) {
+            known.push(k.key());
+        }
+    }
     if let Some(missing) = args.ks.iter().find(|k| !known.contains(k)) {
+        let known = if known.is_empty() {
+            "none: no Flux Kustomization syncs the entries, which are built as they stand".into()
+        } else {
+            format!("known: {}", known.join(", "))
+        };
         crate::report::error(&format!(
-            "--ks {missing}: no such Kustomization in this build (known: {})",
-            known.join(", ")
+            "--ks {missing}: no such Kustomization in this build ({known})"
         ));
         return ExitCode::from(2);
     }

@@ -58,6 +58,9 @@ pub enum Format {
 }
 
 pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -> ExitCode {
+    if let Err(code) = super::config::validate(&args.repo) {
+        return code;
+    }
     let config = match CheckConfig::load(&args.repo) {
         Ok(c) => c,
         Err(e) => {

@@ -228,6 +228,10 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
         if let Err(e) = side.export(&args.repo, verbosity) {
             return (Err(e), 0.0);
         }
+        let context = format!("{}: ", side.revision.describe());
+        if let Some(errors) = super::config::message(&side.dir, &context) {
+            return (Err(errors), 0.0);
+        }
         let entries = entries_in(&side.dir, &args.entries);
         let result = if !args.entries.is_empty() && entries.is_empty() {
             Ok(None)

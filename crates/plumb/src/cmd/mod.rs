@@ -3,6 +3,7 @@
 pub mod build;
 pub mod cache;
 pub mod check;
+pub mod config;
 pub mod diff;
 pub mod explain;
 pub mod fetch;

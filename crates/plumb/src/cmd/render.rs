@@ -22,6 +22,9 @@ pub struct RenderArgs {
 }
 
 pub fn run(args: RenderArgs, verbosity: crate::report::Verbosity) -> ExitCode {
+    if let Err(code) = super::config::validate(&args.repo) {
+        return code;
+    }
     let render = match Render::load(&args.repo) {
         Ok(r) => r,
         Err(e) => {

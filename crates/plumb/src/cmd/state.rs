@@ -2,7 +2,7 @@
 //! backend honours conditional writes. Parsing and printing only; the logic is plumb-state's.
 
 use clap::{Args, Subcommand, ValueEnum};
-use plumb_state::probe::{probe, ProbeOptions, ProbeReport};
+use plumb_state::probe::{probe, reach, ProbeOptions, ProbeReport};
 use plumb_state::{
     default_who, Keys, PutOptions, PutStep, StackName, StateError, StateStore, StoreLocation,
 };
@@ -431,7 +431,11 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
             writers,
             rounds,
         } => {
-            let store = open_store(&store)?;
+            let store = open_store(&store)
+                .map_err(|Failure(e)| Failure(format!("could not test the store: {e}")))?;
+            if let Err(e) = reach(store.backend()) {
+                return Err(Failure(format!("could not test the store: {e}")));
+            }
             let options = ProbeOptions {
                 writers: usize::from(writers),
                 rounds: usize::from(rounds),
