@@ -603,3 +603,22 @@ fn an_empty_store_is_refused_with_what_a_store_is() {
         "{err}"
     );
 }
+
+#[test]
+fn verify_with_a_missing_kubeconfig_fails_before_building() {
+    let repo = tempfile::tempdir().unwrap();
+    two_clusters_and_a_plain_directory(repo.path());
+    let missing = repo.path().join("no-such-kubeconfig");
+    let (code, _, err) = plumb(&[
+        "verify",
+        repo_str(repo.path()),
+        "--kubeconfig",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot load the kubeconfig"), "{err}");
+    assert!(err.contains("no-such-kubeconfig"), "{err}");
+    // Nothing of the build came first: no helm warning, no summary line.
+    assert!(!err.contains("HelmReleases"), "{err}");
+    assert!(!err.contains("plumb: "), "{err}");
+}

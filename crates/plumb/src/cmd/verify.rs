@@ -94,10 +94,6 @@ fn pick<'a>(
 }
 
 pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
-    let build = match super::build::build(&args.repo, Vec::new(), Mode::Strict, &args.fetch) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
     let commit = match &args.revision {
         Some(rev) => {
             match plumb_source::revision::Checkout::open(&args.repo).and_then(|c| c.resolve(rev)) {
@@ -121,6 +117,11 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+    // A wrong revision or kubeconfig is reported before the build, which can take a while.
+    let build = match super::build::build(&args.repo, Vec::new(), Mode::Strict, &args.fetch) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     let mut wanted: Vec<(String, String)> = build
         .entries
         .iter()
