@@ -625,6 +625,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn uncovered_roots_are_the_outermost_directories_nothing_builds() {
+        let ks = |dir: &str, path: Option<&str>| (dir.to_string(), path.map(str::to_string));
+        let kustomizations = [
+            ks("clusters/dev", Some("clusters/dev/apps")),
+            ks("clusters/dev/apps", None),
+            ks("clusters/dev/apps/deep", None),
+            ks("clusters/prod", None),
+            ks("clusters/prod/apps", None),
+            ks("clusters/prod", None),
+            ks("clustersx", None),
+            ks("listed/a", None),
+        ];
+        let referenced = ["listed".to_string()];
+        // clusters/dev/apps and below are built by a path; listed/a is listed; clusters/prod is
+        // outermost of its two; clustersx is not inside clusters (a prefix of the name only).
+        assert_eq!(
+            uncovered_roots(&kustomizations, &referenced),
+            ["clusters/dev", "clusters/prod", "clustersx"]
+        );
+        // A Kustomization whose path is the root covers everything.
+        let all = [ks("clusters/dev", Some("")), ks("x", None)];
+        assert!(uncovered_roots(&all, &[]).is_empty());
+        // The root itself uncovered is the one root.
+        let root = [ks("", None), ks("clusters/dev", None)];
+        assert_eq!(uncovered_roots(&root, &[]), [""]);
+    }
+
+    #[test]
+    fn within_is_by_whole_path_components() {
+        assert!(is_within("a/b", "a"));
+        assert!(is_within("a", "a"));
+        assert!(is_within("a", ""));
+        assert!(!is_within("ab", "a"));
+        assert!(!is_within("a", "a/b"));
+        assert_eq!(
+            self_and_ancestors("a/b/c").collect::<Vec<_>>(),
+            ["a/b/c", "a/b", "a", ""]
+        );
+        assert_eq!(self_and_ancestors("").collect::<Vec<_>>(), [""]);
+    }
+
+    #[test]
     fn git_urls_of_one_repository_compare_equal() {
         let want = "github.com/org/home-ops";
         for url in [
