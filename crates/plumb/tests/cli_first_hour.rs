@@ -354,3 +354,79 @@ fn a_sops_secret_whose_kustomization_has_no_decryption_is_not_decrypted() {
         "{stderr}"
     );
 }
+
+/// The README's section "Using plumb on your repository": the commands of its first example run
+/// at a repository's root as shown (here the example's), and what it says of `.plumb.yaml`
+/// holds: an unknown key is exit 2 naming the closest valid key.
+#[test]
+fn the_readme_section_on_your_repository_holds() {
+    let readme = std::fs::read_to_string(homelab().join("../../README.md")).expect("README");
+    let section = readme
+        .split("## Using plumb on your repository")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README has the section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section shows commands");
+    let commands: Vec<Vec<&str>> = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("plumb "))
+        .map(|l| {
+            l.split('#')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect()
+        })
+        .collect();
+    assert_eq!(commands.len(), 2, "{block}");
+    let cache = tempfile::tempdir().expect("temp dir");
+    for args in &commands {
+        let (code, stdout, stderr) = run(plumb(cache.path())
+            .current_dir(homelab())
+            .args(args)
+            .arg("--no-helm"));
+        assert!(
+            code == 0 || code == 1,
+            "plumb {args:?}: exit {code}\n{stderr}"
+        );
+        assert!(
+            !stdout.is_empty(),
+            "plumb {args:?} printed nothing\n{stderr}"
+        );
+    }
+    // `plumb build -o names` prints kind/namespace/name per object.
+    let (_, names, _) = run(plumb(cache.path())
+        .current_dir(homelab())
+        .args(&commands[0])
+        .arg("--no-helm"));
+    assert!(
+        names
+            .lines()
+            .any(|l| l == "ConfigMap/flux-system/cluster-vars"),
+        "{names}"
+    );
+    assert!(
+        names
+            .lines()
+            .all(|l| l.starts_with("# Entry: ") || l.split('/').count() == 3),
+        "{names}"
+    );
+
+    let repo = tempfile::tempdir().expect("temp dir");
+    write(repo.path(), ".plumb.yaml", "clustrs: [clusters/dev]\n");
+    write(
+        repo.path(),
+        "clusters/dev/kustomization.yaml",
+        "resources: []\n",
+    );
+    let (code, _, stderr) = run(plumb(cache.path()).arg("build").arg(repo.path()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(".plumb.yaml:1: unknown key `clustrs`; did you mean `clusters`?"),
+        "{stderr}"
+    );
+}
