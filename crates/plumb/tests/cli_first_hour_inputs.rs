@@ -299,6 +299,35 @@ error: .plumb.yaml:6: `sources` must be a list of mappings
     assert!(!err.contains(root), "{err}");
 }
 
+#[test]
+fn a_mistake_in_the_render_block_is_reported_by_every_command() {
+    let repo = tempfile::tempdir().unwrap();
+    two_clusters_and_a_plain_directory(repo.path());
+    write(
+        repo.path(),
+        ".plumb.yaml",
+        "kubernetesVersion: banana\nrender:\n  catalog: \"\"\n",
+    );
+    let root = repo_str(repo.path());
+    let expected =
+        "error: .plumb.yaml:1: `kubernetesVersion` must be a version such as \"1.33\", not `banana`
+error: .plumb.yaml:3: `render.catalog` must be a non-empty string
+";
+    for command in [
+        vec!["build", root],
+        vec!["check", root],
+        vec!["render", root],
+    ] {
+        let (code, out, err) = plumb(&command);
+        assert_eq!(code, Some(2), "{command:?}: {out}{err}");
+        assert_eq!(err, expected, "{command:?}");
+    }
+    // Without a render: block, the commands that do not render do not ask for one.
+    write(repo.path(), ".plumb.yaml", "kubernetesVersion: banana\n");
+    let (_, _, err) = plumb(&["build", root]);
+    assert_eq!(err.matches("error: ").count(), 1, "{err}");
+}
+
 // Item 6: names of entries and Kustomizations.
 
 #[test]

@@ -94,6 +94,11 @@ fn pick<'a>(
 }
 
 pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
+    // The repository's configuration, a wrong revision or kubeconfig are reported before the
+    // build, which can take a while.
+    if let Err(code) = super::config::validate(&args.repo) {
+        return code;
+    }
     let commit = match &args.revision {
         Some(rev) => {
             match plumb_source::revision::Checkout::open(&args.repo).and_then(|c| c.resolve(rev)) {
@@ -117,7 +122,6 @@ pub fn run(args: VerifyArgs, color: Color, verbosity: Verbosity) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    // A wrong revision or kubeconfig is reported before the build, which can take a while.
     let build = match super::build::build(&args.repo, Vec::new(), Mode::Strict, &args.fetch) {
         Ok(b) => b,
         Err(code) => return code,
