@@ -8,6 +8,7 @@
 use crate::finding::Severity;
 use plumb_flux::config::{ConfigError, FILE_NAME, KNOWN_KEYS};
 use plumb_yaml::{Node, NodeKind};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -136,13 +137,18 @@ impl CheckConfig {
         let Some(root) = docs.into_iter().find(|d| !d.is_null()) else {
             return Ok(config);
         };
-        let r = Reader { path };
+        let r = Reader {
+            path,
+            more: RefCell::default(),
+        };
         let mut errors = Vec::new();
         for (key, value) in r.entries(&root, "the file", KNOWN_KEYS, &mut errors) {
             if let Err(e) = config.read_setting(&r, key, value) {
                 errors.push(e);
             }
         }
+        errors.extend(r.more.take());
+        errors.sort_by_key(|e| e.line);
         if errors.is_empty() {
             Ok(config)
         } else {
@@ -189,7 +195,9 @@ impl CheckConfig {
             }
             "runtimeCRDs" => {
                 for item in r.sequence(value, key)? {
-                    config.runtime_crds.push(r.runtime_crd(item)?);
+                    if let Some(crd) = r.or_more(r.runtime_crd(item)) {
+                        config.runtime_crds.push(crd);
+                    }
                 }
             }
             "placeholders" => {
@@ -208,11 +216,15 @@ impl CheckConfig {
                 }
             }
             "invariants" => {
+                let mut nodes = Vec::new();
                 for item in r.sequence(value, key)? {
-                    config.invariants.push(r.invariant(item)?);
+                    if let Some(invariant) = r.or_more(r.invariant(item)) {
+                        config.invariants.push(invariant);
+                        nodes.push(item);
+                    }
                 }
                 let mut seen = Vec::new();
-                for (inv, node) in config.invariants.iter().zip(r.sequence(value, key)?) {
+                for (inv, node) in config.invariants.iter().zip(nodes) {
                     if seen.contains(&&inv.name) {
                         return Err(
                             r.error(node, format!("invariant `{}` is defined twice", inv.name))
@@ -248,11 +260,12 @@ pub fn validate(repo: &Path) -> Vec<ConfigError> {
     let mut errors = plumb_flux::config::Config::parse_all(path, &text)
         .err()
         .unwrap_or_default();
+    let build_lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
     for e in CheckConfig::parse_all(path, &text)
         .err()
         .unwrap_or_default()
     {
-        if !errors.iter().any(|seen| seen.line == e.line) {
+        if !build_lines.contains(&e.line) {
             errors.push(e);
         }
     }
@@ -263,9 +276,17 @@ pub fn validate(repo: &Path) -> Vec<ConfigError> {
 /// Walks the node tree, turning every mistake into an error at its line.
 struct Reader<'a> {
     path: &'a Path,
+    /// Errors found beside the one a reading function returns (the second wrong key of a
+    /// mapping, a later wrong item of a list), so that the file's every mistake is reported.
+    more: RefCell<Vec<ConfigError>>,
 }
 
 impl Reader<'_> {
+    /// The value of `result`, or `None` with its error kept among the file's errors.
+    fn or_more<T>(&self, result: Result<T, ConfigError>) -> Option<T> {
+        result.map_err(|e| self.more.borrow_mut().push(e)).ok()
+    }
+
     fn error(&self, node: &Node, message: String) -> ConfigError {
         ConfigError {
             path: self.path.to_path_buf(),
@@ -281,7 +302,9 @@ impl Reader<'_> {
         )
     }
 
-    /// A mapping's entries, after checking every key is one of `keys`. `null` is empty.
+    /// A mapping's entries whose keys are among `keys` (`null` is empty). Each wrong key is
+    /// kept among the file's errors and the valid ones are still read; `Err` when `node` is not
+    /// a mapping at all.
     fn mapping<'n>(
         &self,
         node: &'n Node,
@@ -290,10 +313,13 @@ impl Reader<'_> {
     ) -> Result<Vec<(&'n str, &'n Node)>, ConfigError> {
         let mut errors = Vec::new();
         let entries = self.entries(node, what, keys, &mut errors);
-        match errors.into_iter().next() {
-            Some(e) => Err(e),
-            None => Ok(entries),
+        if !node.is_null() && node.as_mapping().is_none() {
+            if let Some(e) = errors.pop() {
+                return Err(e);
+            }
         }
+        self.more.borrow_mut().extend(errors);
+        Ok(entries)
     }
 
     /// [`Reader::mapping`] that goes on past a wrong key: each one is an error in `errors`,
@@ -430,7 +456,9 @@ impl Reader<'_> {
     fn overlays(&self, node: &Node) -> Result<OverlayPolicy, ConfigError> {
         let mut policy = OverlayPolicy::default();
         for (key, value) in self.mapping(node, "overlays", OVERLAY_KEYS)? {
-            let list = self.strings(value, &format!("overlays.{key}"))?;
+            let Some(list) = self.or_more(self.strings(value, &format!("overlays.{key}"))) else {
+                continue;
+            };
             match key {
                 "paths" => policy.paths = list,
                 "mayPatch" => policy.may_patch = list,
@@ -448,7 +476,7 @@ impl Reader<'_> {
                     let what = format!("rules.{key}");
                     let codes = self.strings(value, &what)?;
                     for (code, item) in codes.iter().zip(self.sequence(value, &what)?) {
-                        self.code(item, code)?;
+                        self.or_more(self.code(item, code));
                     }
                     if key == "select" {
                         rules.select = codes;

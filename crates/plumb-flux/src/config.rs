@@ -191,19 +191,27 @@ impl Config {
                 errors.push(fail(Some(key), format!("unknown key `{name}`{hint}")));
                 continue;
             }
-            if let Err(e) = config.read_setting(path, name, value) {
+            if let Err(e) = config.read_setting(path, name, value, &mut errors) {
                 errors.push(e);
             }
         }
         if errors.is_empty() {
             Ok(config)
         } else {
+            errors.sort_by_key(|e| e.line);
             Err(errors)
         }
     }
 
-    /// Reads one top-level setting into `self`.
-    fn read_setting(&mut self, path: &Path, name: &str, value: &Node) -> Result<(), ConfigError> {
+    /// Reads one top-level setting into `self`: `Err` stops reading it; `more` takes the
+    /// errors of a list's later items, so that each wrong item is reported.
+    fn read_setting(
+        &mut self,
+        path: &Path,
+        name: &str,
+        value: &Node,
+        more: &mut Vec<ConfigError>,
+    ) -> Result<(), ConfigError> {
         let fail = |node: Option<&Node>, message: String| error_at(path, node, message);
         let config = self;
         match name {
@@ -242,9 +250,10 @@ impl Config {
                     fail(Some(value), "`sources` must be a list of mappings".into())
                 })?;
                 for item in items {
-                    config
-                        .sources
-                        .push(source_mapping(item).map_err(|m| fail(Some(item), m))?);
+                    match source_mapping(item) {
+                        Ok(mapping) => config.sources.push(mapping),
+                        Err(m) => more.push(fail(Some(item), m)),
+                    }
                 }
             }
             _ => {}

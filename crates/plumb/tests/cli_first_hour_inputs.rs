@@ -328,6 +328,36 @@ error: .plumb.yaml:3: `render.catalog` must be a non-empty string
     assert_eq!(err.matches("error: ").count(), 1, "{err}");
 }
 
+#[test]
+fn every_wrong_item_inside_one_key_is_reported() {
+    let repo = tempfile::tempdir().unwrap();
+    two_clusters_and_a_plain_directory(repo.path());
+    write(
+        repo.path(),
+        ".plumb.yaml",
+        "rules:\n  selec: [SUB001]\n  ignor: [SUB002]\n  ignore: [NOPE1, NOPE2]\nsources:\n  - 7\n  - 8\noverlays:\n  paths: 1\n  mayPatch: 2\n",
+    );
+    let (code, out, err) = plumb(&["check", repo_str(repo.path())]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    for line in [2, 3, 4, 6, 7, 9, 10] {
+        assert!(
+            err.contains(&format!("error: .plumb.yaml:{line}: ")),
+            "line {line}: {err}"
+        );
+    }
+    // Both wrong codes of one line.
+    assert!(err.contains("`NOPE1`") && err.contains("`NOPE2`"), "{err}");
+    // In the order of the file.
+    let lines: Vec<usize> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: .plumb.yaml:"))
+        .filter_map(|l| l.split(':').next()?.parse().ok())
+        .collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted, "{err}");
+}
+
 // Item 6: names of entries and Kustomizations.
 
 #[test]
