@@ -205,7 +205,7 @@ impl Walk<'_> {
             if let Ok(value) = plumb_yaml::to_json(&r.node) {
                 out.objects.push(Object {
                     value,
-                    origin: Some(r.node),
+                    origin: Some(std::sync::Arc::new(r.node)),
                 });
             }
         }
@@ -270,7 +270,7 @@ impl Walk<'_> {
             };
             let object = Object {
                 value,
-                origin: Some(doc.clone()),
+                origin: Some(std::sync::Arc::new(doc.clone())),
             };
             if !object.api_version().is_empty()
                 && !object.kind().is_empty()

@@ -830,7 +830,7 @@ fn register(
                                 .unwrap_or_default()
                         ),
                         )
-                        .at(object.origin.as_ref()),
+                        .at(object.origin.as_deref()),
                     ),
                     None => {
                         by_key.insert(key.clone(), nodes.len());
@@ -1203,7 +1203,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     Code::InvalidManifest,
                     "failed to decode Kubernetes apiVersion, kind and name from an object",
                 )
-                .at(object.origin.as_ref()),
+                .at(object.origin.as_deref()),
             );
         }
     }
@@ -1380,7 +1380,7 @@ fn build_dir(
             })?;
             Ok(Object {
                 value,
-                origin: Some(r.node),
+                origin: Some(std::sync::Arc::new(r.node)),
             })
         })
         .collect()

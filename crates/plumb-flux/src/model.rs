@@ -86,7 +86,7 @@ impl fmt::Display for ObjectRef {
 #[derive(Debug, Clone)]
 pub struct Object {
     pub value: Value,
-    pub origin: Option<Node>,
+    pub origin: Option<std::sync::Arc<Node>>,
 }
 
 impl Object {
@@ -131,7 +131,7 @@ impl Object {
 
     /// The original node under `path`, for a diagnostic's position.
     pub fn node_at(&self, path: &[&str]) -> Option<&Node> {
-        let origin = self.origin.as_ref()?;
+        let origin = self.origin.as_deref()?;
         origin.get_path(path).or(Some(origin))
     }
 

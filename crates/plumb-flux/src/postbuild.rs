@@ -187,7 +187,7 @@ pub(crate) fn data_of(
     let node = object
         .origin
         .clone()
-        .unwrap_or_else(|| plumb_yaml::from_json(&object.value));
+        .unwrap_or_else(|| std::sync::Arc::new(plumb_yaml::from_json(&object.value)));
     if crate::sops::is_encrypted(&node) {
         let who = format!("Secret {}/{}", object.namespace_or_default(), object.name());
         let decrypted = match keys {
@@ -327,11 +327,11 @@ pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
         Failure::InvalidName(name) => Diagnostic::error(Code::SubstitutionFailed, format!(
             "post build failed for '{what}': '{name}' var name is invalid, must match '^[_[:alpha:]][_[:alpha:][:digit:]]*$'"
         ))
-        .at(object.origin.as_ref()),
+        .at(object.origin.as_deref()),
         Failure::Yaml(e) => Diagnostic::error(Code::SubstitutionFailed, format!(
             "post build failed for '{what}': the substituted text is not valid YAML: {e}"
         ))
-        .at(object.origin.as_ref())
+        .at(object.origin.as_deref())
         .with_help("quote values that may contain YAML syntax"),
         Failure::Subst(e, rendered) => {
             let (needle, help) = match e {
@@ -365,7 +365,7 @@ pub fn failure_diagnostic(object: &Object, failure: &Failure) -> Diagnostic {
             ));
             let d = match locate(object, &needle) {
                 Some((file, line, column)) => d.at_line(&file, line, column),
-                None => d.at(object.origin.as_ref()),
+                None => d.at(object.origin.as_deref()),
             };
             match help {
                 Some(h) => d.with_help(h),
@@ -379,7 +379,7 @@ fn locate(object: &Object, needle: &str) -> Option<(std::path::PathBuf, usize, u
     if needle.is_empty() {
         return None;
     }
-    let span = object.origin.as_ref()?.span.as_ref()?;
+    let span = object.origin.as_deref()?.span.as_ref()?;
     let idx = span.text().find(needle)?;
     let loc = span.file.location(span.start + idx);
     Some((span.file.path().to_path_buf(), loc.line, loc.column))

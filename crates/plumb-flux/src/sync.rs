@@ -151,7 +151,7 @@ impl ClusterSync {
         });
         FluxKustomization::from_object(Object {
             value,
-            origin: self.origin.clone(),
+            origin: self.origin.clone().map(std::sync::Arc::new),
         })
     }
 
@@ -414,7 +414,7 @@ fn scan_file(
         }
         scan.objects.push(Object {
             value,
-            origin: Some(doc.clone()),
+            origin: Some(std::sync::Arc::new(doc.clone())),
         });
     }
     scan

@@ -97,7 +97,7 @@ impl Chains {
         for entry in &build.entries {
             for k in &entry.kustomizations {
                 for object in &k.objects {
-                    let Some(span) = object.origin.as_ref().and_then(|n| n.span.as_ref()) else {
+                    let Some(span) = object.origin.as_deref().and_then(|n| n.span.as_ref()) else {
                         continue;
                     };
                     let file = strip_roots(span.file.path(), root, &build.root);

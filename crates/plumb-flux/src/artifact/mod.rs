@@ -153,7 +153,7 @@ impl Generator {
         }
         let ns = object.namespace_or_default();
         let spec = &object.value["spec"];
-        let node = object.origin.as_ref().and_then(|o| o.get_path(&["spec"]));
+        let node = object.origin.as_deref().and_then(|o| o.get_path(&["spec"]));
         let item = |list: &str, i: usize| {
             node.and_then(|n| n.get(list))
                 .and_then(|l| l.as_sequence())
@@ -575,7 +575,7 @@ impl Staged {
             Ok(mut objects) => {
                 for o in &mut objects {
                     if let Some(node) = &mut o.origin {
-                        self.remap_node(node, &mut files);
+                        self.remap_node(std::sync::Arc::make_mut(node), &mut files);
                     }
                 }
                 Ok(objects)
@@ -652,7 +652,7 @@ mod tests {
         let docs = plumb_yaml::parse_documents(Path::new("gen.yaml"), yaml).unwrap();
         let object = crate::model::Object {
             value: plumb_yaml::to_json(&docs[0]).unwrap(),
-            origin: Some(docs[0].clone()),
+            origin: Some(std::sync::Arc::new(docs[0].clone())),
         };
         Generator::from_object(&object).unwrap()
     }

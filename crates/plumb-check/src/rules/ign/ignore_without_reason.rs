@@ -40,7 +40,7 @@ impl Rule for IgnoreWithoutReason {
         for entry in &cx.build.entries {
             for k in &entry.kustomizations {
                 for object in &k.objects {
-                    if let Some(span) = object.origin.as_ref().and_then(|o| o.span.as_ref()) {
+                    if let Some(span) = object.origin.as_deref().and_then(|o| o.span.as_ref()) {
                         let path = span.file.path();
                         let rel = path.strip_prefix(cx.root).unwrap_or(path).to_path_buf();
                         files.entry(rel).or_insert_with(|| span.file.clone());

@@ -42,7 +42,7 @@ impl Provider<'_> {
         match self.kind {
             ProviderKind::Crd => self.object.node_at(&["spec", "names", "kind"]),
             ProviderKind::HelmRelease => {
-                let origin = self.object.origin.as_ref()?;
+                let origin = self.object.origin.as_deref()?;
                 origin
                     .get_path(&["spec", "chartRef", "name"])
                     .or_else(|| origin.get_path(&["spec", "chart", "spec", "chart"]))

@@ -255,7 +255,7 @@ fn chart_label(hr: &Object, release: &ReleaseBuild) -> String {
 /// built it.
 fn written_identity(object: &Object) -> String {
     let as_written = |path: &[&str]| {
-        let node = object.origin.as_ref()?.get_path(path)?;
+        let node = object.origin.as_deref()?.get_path(path)?;
         let text = node.span.as_ref()?.text().lines().next()?.trim();
         let text = text
             .strip_prefix(['"', '\''])

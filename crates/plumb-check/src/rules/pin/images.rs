@@ -239,7 +239,7 @@ pub(super) fn scalar_text(value: &Value) -> Option<String> {
 /// component); else the object's `kind`, its `metadata.name` or the object itself, whichever
 /// has one (what a JSON 6902 patch changed, or a patch written inline, has none).
 pub(super) fn origin_at<'n>(object: &'n Object, path: &[Step<'_>]) -> Option<&'n Node> {
-    let root = object.origin.as_ref()?;
+    let root = object.origin.as_deref()?;
     let mut node = Some(root);
     for step in path {
         node = node.and_then(|node| match step {
