@@ -123,8 +123,8 @@ impl CheckConfig {
         CheckConfig::parse_all(path, text).map_err(|mut errors| errors.remove(0))
     }
 
-    /// Reads the text of a `.plumb.yaml`: every error (the first of each top-level key), in
-    /// the order of the file, or none.
+    /// Reads the text of a `.plumb.yaml`: every error (each wrong key, item and value), in the
+    /// order of the file, or none.
     pub fn parse_all(path: &Path, text: &str) -> Result<CheckConfig, Vec<ConfigError>> {
         let docs = plumb_yaml::parse_documents(path, text).map_err(|e| {
             vec![ConfigError {
@@ -242,29 +242,18 @@ impl CheckConfig {
     }
 }
 
-/// Every error of `<repo>/.plumb.yaml`, read once, by what `plumb build` reads and by what
-/// `plumb check` reads, in the order of the file: what every command validates before it
-/// starts (nothing when `repo` is not a directory). Both readers check some keys (unknown
-/// keys, `kubernetesVersion`): a line either finds wrong is reported once.
-pub fn validate(repo: &Path) -> Vec<ConfigError> {
-    // No repository is the command's own error to report.
-    if !repo.is_dir() {
-        return Vec::new();
-    }
-    let text = match plumb_flux::config::read(repo) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Vec::new(),
-        Err(e) => return vec![e],
-    };
+/// Every error of the text of a `.plumb.yaml` (the caller reads it once, as
+/// [`plumb_flux::config::read`] does), by what `plumb build` reads and by what `plumb check`
+/// reads, in the order of the file: what every command validates before it starts. Both
+/// readers check some keys (unknown keys, `kubernetesVersion`): a line the build's reader finds
+/// wrong is not reported again by check's.
+pub fn validate(text: &str) -> Vec<ConfigError> {
     let path = Path::new(FILE_NAME);
-    let mut errors = plumb_flux::config::Config::parse_all(path, &text)
+    let mut errors = plumb_flux::config::Config::parse_all(path, text)
         .err()
         .unwrap_or_default();
     let build_lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
-    for e in CheckConfig::parse_all(path, &text)
-        .err()
-        .unwrap_or_default()
-    {
+    for e in CheckConfig::parse_all(path, text).err().unwrap_or_default() {
         if !build_lines.contains(&e.line) {
             errors.push(e);
         }

@@ -294,13 +294,12 @@ impl FluxKustomization {
                             json_type(d)
                         ),
                     )
-                    .at(object
-                        .origin
-                        .as_ref()
-                        .and_then(|o| o.get_path(&["spec", "dependsOn"]))
-                        .and_then(|n| n.as_sequence())
-                        .and_then(|items| items.get(i))
-                        .or(object.node_at(&["spec", "dependsOn"]))),
+                    .at({
+                        let list = object.node_at(&["spec", "dependsOn"]);
+                        list.and_then(Node::as_sequence)
+                            .and_then(|items| items.get(i))
+                            .or(list)
+                    }),
                 ),
             }
         }

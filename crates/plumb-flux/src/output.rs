@@ -259,10 +259,9 @@ impl RepositoryBuild {
             }
         }
         let written: Vec<String> = sections
-            .par_iter()
-            .map(|(header, values)| {
-                let mut text = header.clone();
-                text.push_str(&plumb_yaml::write_stream(values.iter().copied()));
+            .into_par_iter()
+            .map(|(mut text, values)| {
+                text.push_str(&plumb_yaml::write_stream(values));
                 text
             })
             .collect();

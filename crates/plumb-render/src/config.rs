@@ -123,22 +123,30 @@ impl RenderConfig {
     /// Parses the `render:` block of the `.plumb.yaml` text `text`; `path` names it in errors.
     /// The other top-level keys are not this crate's and are ignored.
     pub fn parse(path: &Path, text: &str) -> Result<RenderConfig, RenderError> {
+        RenderConfig::parse_block(path, text)?.ok_or_else(|| {
+            RenderError::at(
+                path,
+                0,
+                "no `render:` block; add one (`render: {}` takes every default, see docs/render.md)",
+            )
+        })
+    }
+
+    /// [`RenderConfig::parse`] of a file that need not render: `None` when it has no `render:`
+    /// block (what every command but `plumb render` validates).
+    pub fn parse_block(path: &Path, text: &str) -> Result<Option<RenderConfig>, RenderError> {
         let docs = plumb_yaml::parse_documents(path, text)
             .map_err(|e| RenderError::at(path, e.location.line, e.message.clone()))?;
-        let block = docs
+        let Some(block) = docs
             .iter()
             .find(|d| !d.is_null())
             .and_then(|root| root.get("render"))
-            .ok_or_else(|| {
-                RenderError::at(
-                    path,
-                    0,
-                    "no `render:` block; add one (`render: {}` takes every default, see docs/render.md)",
-                )
-            })?;
+        else {
+            return Ok(None);
+        };
         let mut config = RenderConfig::default();
         if block.is_null() {
-            return Ok(config);
+            return Ok(Some(config));
         }
         let fail = |node: &Node, message: String| RenderError::at_node(path, node, message);
         let entries = block
@@ -183,7 +191,7 @@ impl RenderConfig {
                 other => return Err(fail(key, unknown_key(other, "`render`", KEYS))),
             }
         }
-        Ok(config)
+        Ok(Some(config))
     }
 }
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Checks `<repo>/.plumb.yaml` ([`plumb_check::config::validate`]); `Err` is exit code 2, after
-/// each error has been reported as an `error:` line.
+/// Checks `<repo>/.plumb.yaml` ([`plumb_check::config::validate`], and its `render:` block);
+/// `Err` is exit code 2, after each error has been reported as an `error:` line.
 pub fn validate(repo: &Path) -> Result<(), ExitCode> {
     match message(repo, "") {
         None => Ok(()),
@@ -20,11 +20,20 @@ pub fn validate(repo: &Path) -> Result<(), ExitCode> {
 /// `error:` report (the second and later on `error:` lines of their own); `None` when the file
 /// is valid or absent.
 pub fn message(repo: &Path, context: &str) -> Option<String> {
-    let mut errors: Vec<(usize, String)> = plumb_check::config::validate(repo)
+    // Read once, inside the repository, as the build reads it.
+    let text = match plumb_flux::config::read(repo) {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(e) => return Some(format!("{context}{e}")),
+    };
+    let mut errors: Vec<(usize, String)> = plumb_check::config::validate(&text)
         .iter()
         .map(|e| (e.line, e.to_string()))
         .collect();
-    if let Some(e) = render_error(repo) {
+    // `plumb render` reads the `render:` block; a mistake in it is a mistake in the file,
+    // reported by every command alike.
+    let path = Path::new(plumb_render::config::CONFIG_FILE);
+    if let Err(e) = plumb_render::RenderConfig::parse_block(path, &text) {
         let line = match &e {
             plumb_render::RenderError::At { line, .. } => *line,
             plumb_render::RenderError::Io { .. } => 0,
@@ -42,16 +51,4 @@ pub fn message(repo: &Path, context: &str) -> Option<String> {
         .map(|(_, e)| format!("{context}{e}"))
         .collect();
     Some(lines.join("\nerror: "))
-}
-
-/// The error of the file's `render:` block, when it has one (`plumb render` reads it; every other
-/// command ignores it, but a mistake in it is a mistake in the file, reported by all alike).
-fn render_error(repo: &Path) -> Option<plumb_render::RenderError> {
-    let path = Path::new(plumb_render::config::CONFIG_FILE);
-    let text = std::fs::read_to_string(repo.join(path)).ok()?;
-    let docs = plumb_yaml::parse_documents(path, &text).ok()?;
-    docs.iter()
-        .find(|d| !d.is_null())
-        .and_then(|root| root.get("render"))?;
-    plumb_render::RenderConfig::parse(path, &text).err()
 }
