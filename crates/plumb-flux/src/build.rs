@@ -164,6 +164,8 @@ pub struct RepositoryBuild {
     pub entries: Vec<EntryBuild>,
     /// How long reading `.plumb.yaml` and discovering the entries and sources took, in seconds.
     pub discovery_seconds: f64,
+    /// The age keys it decrypted with ([`Options::age_keys`]).
+    pub age_keys: Option<std::sync::Arc<crate::sops::AgeKeys>>,
 }
 
 impl RepositoryBuild {
@@ -280,6 +282,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         root,
         entries: builds,
         discovery_seconds,
+        age_keys: options.age_keys.clone(),
     })
 }
 

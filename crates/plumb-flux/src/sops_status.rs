@@ -4,7 +4,6 @@
 //! Kustomization asks kustomize-controller to (`spec.decryption.provider: sops`).
 
 use crate::build::RepositoryBuild;
-use crate::sops::AgeKeys;
 use std::path::PathBuf;
 
 /// One SOPS-encrypted object of a Kustomization's output.
@@ -57,8 +56,9 @@ impl Decryption {
 }
 
 /// Every SOPS-encrypted object the Kustomizations of `build` produce, in build order, with
-/// whether `keys` decrypt it.
-pub fn sops_objects(build: &RepositoryBuild, keys: Option<&AgeKeys>) -> Vec<SopsObject> {
+/// whether the age keys the build was given decrypt it.
+pub fn sops_objects(build: &RepositoryBuild) -> Vec<SopsObject> {
+    let keys = build.age_keys.as_deref();
     let mut found = Vec::new();
     for entry in &build.entries {
         for ks in &entry.kustomizations {

@@ -93,8 +93,7 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
     if verbosity.quiet {
         return;
     }
-    let keys = plumb_flux::sops::AgeKeys::from_env().ok().flatten();
-    let sops = plumb_flux::sops_status::sops_objects(build, keys.as_ref());
+    let sops = plumb_flux::sops_status::sops_objects(build);
     let mut stderr = std::io::stderr().lock();
     if verbosity.verbose > 0 {
         for entry in &build.entries {
