@@ -4,6 +4,12 @@
 mod cmd;
 mod report;
 
+/// jemalloc rather than glibc's malloc: a build allocates and frees many small nodes and strings
+/// across threads. Measured on generated-1000 (scripts/bench-repo's generator): 22% less CPU
+/// and 130 MB peak RSS against 143 MB; mimalloc was as fast but peaked at 160 MB.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
