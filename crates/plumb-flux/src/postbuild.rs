@@ -296,14 +296,139 @@ pub fn substitute_object(
     if !mentions_dollar(value) {
         return Ok(Some(value.clone()));
     }
+    match in_place(value, vars, mode) {
+        InPlace::Unchanged => return Ok(Some(value.clone())),
+        InPlace::Changed(out) => return Ok(Some(in_written_order(out))),
+        InPlace::ThroughText => {}
+    }
+    through_text(value, vars, mode).map(Some)
+}
+
+/// Substitution as kustomize-controller does it: the object written out as YAML, its text
+/// substituted, and read back.
+fn through_text(value: &Value, vars: &Vars, mode: Mode) -> Result<Value, Failure> {
     let text = plumb_yaml::write_document(value);
     let out = varsub::substitute(&text, vars, mode).map_err(|e| Failure::Subst(e, text.clone()))?;
     if out == text {
-        return Ok(Some(value.clone()));
+        return Ok(value.clone());
     }
-    yaml_json::yaml_to_json(&out)
-        .map(Some)
-        .map_err(|e| Failure::Yaml(e.to_string()))
+    yaml_json::yaml_to_json(&out).map_err(|e| Failure::Yaml(e.to_string()))
+}
+
+/// What substituting an object string by string gives, where that is the same as substituting
+/// its text.
+enum InPlace {
+    /// No string changes: the text would not either.
+    Unchanged,
+    /// The object as reading the substituted text back would give it.
+    Changed(Value),
+    /// A string the shortcut cannot vouch for: substitute the whole text, as Flux does.
+    ThroughText,
+}
+
+/// Substitutes each string of `value` that holds a `$` on its own, when that is exactly what
+/// substituting the object's text and reading it back does. It is when every such string is a
+/// value written plain on one line (so its text in the document is the string itself, with a
+/// line break after it), its expressions substitute without error, and each result reads back
+/// as one plain scalar on that line: then the result's type is that of the plain scalar (an
+/// unquoted `${REPLICAS}` that became `3` is a number), and nothing else in the text moved.
+/// Anything else (a `$` in a key, a quoted or folded or multi-line string, a value with YAML
+/// syntax, an error to report) goes through the text.
+fn in_place(value: &Value, vars: &Vars, mode: Mode) -> InPlace {
+    match value {
+        Value::String(s) if s.contains('$') => {
+            if !plumb_yaml::emit::writes_plain_unbroken(s) {
+                return InPlace::ThroughText;
+            }
+            let Ok(out) = varsub::substitute(s, vars, mode) else {
+                return InPlace::ThroughText;
+            };
+            if out == *s {
+                return InPlace::Unchanged;
+            }
+            if !plumb_yaml::emit::reads_as_plain(&out) {
+                return InPlace::ThroughText;
+            }
+            match yaml_json::yaml_to_json(&format!("v: {out}\n")) {
+                Ok(Value::Object(mut map)) if map.len() == 1 => match map.remove("v") {
+                    Some(read) if !read.is_object() && !read.is_array() => InPlace::Changed(read),
+                    _ => InPlace::ThroughText,
+                },
+                _ => InPlace::ThroughText,
+            }
+        }
+        Value::Array(items) => {
+            let mut changed: Option<Vec<Value>> = None;
+            for (i, item) in items.iter().enumerate() {
+                match in_place(item, vars, mode) {
+                    InPlace::Unchanged => {
+                        if let Some(out) = &mut changed {
+                            out.push(item.clone());
+                        }
+                    }
+                    InPlace::Changed(new) => {
+                        changed.get_or_insert_with(|| items[..i].to_vec()).push(new);
+                    }
+                    InPlace::ThroughText => return InPlace::ThroughText,
+                }
+            }
+            changed.map_or(InPlace::Unchanged, |out| {
+                InPlace::Changed(Value::Array(out))
+            })
+        }
+        Value::Object(map) => {
+            let mut changed: Option<serde_json::Map<String, Value>> = None;
+            for (i, (key, item)) in map.iter().enumerate() {
+                if key.contains('$') {
+                    return InPlace::ThroughText;
+                }
+                match in_place(item, vars, mode) {
+                    InPlace::Unchanged => {
+                        if let Some(out) = &mut changed {
+                            out.insert(key.clone(), item.clone());
+                        }
+                    }
+                    InPlace::Changed(new) => {
+                        changed
+                            .get_or_insert_with(|| {
+                                map.iter()
+                                    .take(i)
+                                    .map(|(k, v)| (k.clone(), v.clone()))
+                                    .collect()
+                            })
+                            .insert(key.clone(), new);
+                    }
+                    InPlace::ThroughText => return InPlace::ThroughText,
+                }
+            }
+            changed.map_or(InPlace::Unchanged, |out| {
+                InPlace::Changed(Value::Object(out))
+            })
+        }
+        _ => InPlace::Unchanged,
+    }
+}
+
+/// `value` with every mapping's keys in the order the text lists them, as reading the text
+/// back would give it.
+fn in_written_order(value: Value) -> Value {
+    match value {
+        Value::Object(mut map) => {
+            let keys: Vec<String> = plumb_yaml::emit::sorted_keys(&map)
+                .into_iter()
+                .cloned()
+                .collect();
+            let mut out = serde_json::Map::with_capacity(keys.len());
+            for key in keys {
+                if let Some(item) = map.remove(&key) {
+                    out.insert(key, in_written_order(item));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(in_written_order).collect()),
+        other => other,
+    }
 }
 
 /// Whether any key or string of `value` holds a `$`, the only character that starts an
@@ -447,5 +572,62 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(out["data"]["a"], Value::Null);
+    }
+
+    /// The shortcut gives what the text gives, keys in the same order, or leaves it to the text.
+    #[test]
+    fn substituting_in_place_matches_the_text_route() {
+        let vars = Vars::from([
+            ("n".into(), "3".into()),
+            ("yes".into(), "yes".into()),
+            ("empty".into(), "".into()),
+            ("host".into(), "app.example.com".into()),
+            ("colon".into(), "a: b".into()),
+            ("list".into(), "[a, b]".into()),
+            ("hash".into(), "x #y".into()),
+        ]);
+        let cases = [
+            (
+                json!({"spec": {"replicas": "${n}", "z": 1, "a": [1, "${yes}"]}}),
+                true,
+            ),
+            (
+                json!({"data": {"host": "${host}", "e": "${empty}", "k": "v"}}),
+                true,
+            ),
+            (
+                json!({"b": {"y": "x", "a": "pre-${n}-post"}, "a": {"d": 1, "c": 2}}),
+                true,
+            ),
+            (json!({"data": {"s": "$${literal}", "t": "${n:=4}"}}), true),
+            (json!({"data": {"c": "${colon}"}}), false),
+            (json!({"data": {"l": "${list}"}}), false),
+            (json!({"data": {"h": "${hash}"}}), false),
+            (json!({"data": {"${n}": "key"}}), false),
+            (json!({"data": {"spaced": "a ${n} b"}}), false),
+            (json!({"data": {"multi": "a: ${n}\nb: 2\n"}}), false),
+            (json!({"data": {"quoted": "${n}: x"}}), false),
+            (json!({"data": {"missing": "${nope}"}}), false),
+        ];
+        for (object, in_place_expected) in cases {
+            let text = through_text(&object, &vars, Mode::Strict);
+            match in_place(&object, &vars, Mode::Strict) {
+                InPlace::ThroughText => assert!(!in_place_expected, "{object} went through text"),
+                InPlace::Unchanged => {
+                    assert!(in_place_expected, "{object}");
+                    assert_eq!(text.as_ref().ok(), Some(&object), "{object}");
+                }
+                InPlace::Changed(out) => {
+                    assert!(in_place_expected, "{object}");
+                    let out = in_written_order(out);
+                    let text = text.expect("the text route substitutes it");
+                    assert_eq!(
+                        serde_json::to_string(&out).unwrap(),
+                        serde_json::to_string(&text).unwrap(),
+                        "{object}"
+                    );
+                }
+            }
+        }
     }
 }

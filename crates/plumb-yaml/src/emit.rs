@@ -488,6 +488,20 @@ fn analyze(text: &str) -> Analysis {
     a
 }
 
+/// Whether the string `s`, as a mapping value or a sequence item (not a key), is written as a
+/// plain scalar on the rest of its line, its text exactly `s`: plain in go-yaml v2's choice and
+/// libyaml's analysis, and without a space where a long line could be folded.
+pub fn writes_plain_unbroken(s: &str) -> bool {
+    !s.contains(' ') && string_style(s) == Style::Plain && analyze(s).block_plain_allowed
+}
+
+/// Whether `text`, after `key: ` or `- ` on one line of block YAML, is read back as one plain
+/// scalar whose text is exactly `text`: no indicator that starts another node, no `: ` or ` #`,
+/// no line break, no leading or trailing space, nothing unprintable.
+pub fn reads_as_plain(text: &str) -> bool {
+    analyze(text).block_plain_allowed
+}
+
 /// The style go-yaml v2's encoder asks for a Go string: literal when it spans lines, plain
 /// when YAML 1.1 would read it back as the same string, double-quoted otherwise.
 fn string_style(s: &str) -> Style {
