@@ -140,7 +140,7 @@ impl State<'_> {
             }
             Node::Template { span, name, pipe } => {
                 let Some(tree) = self.tmpl.trees.defined.get(name) else {
-                    return fail(*span, format!("no such template {name:?}"));
+                    return fail(*span, format!("template {name:?} not defined"));
                 };
                 let new_dot = match pipe {
                     Some(p) => self.pipeline(dot, p)?,
@@ -258,7 +258,12 @@ impl State<'_> {
     fn pipeline_value(&mut self, dot: &Val, pipe: &Pipe) -> R<Val> {
         let mut value: Option<Val> = None;
         for cmd in &pipe.cmds {
-            value = Some(self.command(dot, cmd, value)?);
+            let mut v = self.command(dot, cmd, value)?;
+            // Go digs into an interface{} result: a nil one becomes no value.
+            if v == Some(Value::Null) {
+                v = None;
+            }
+            value = Some(v);
         }
         Ok(value.flatten())
     }
