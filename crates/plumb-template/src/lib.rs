@@ -32,10 +32,17 @@
 //! (`call` always fails). Go distinguishes `int` from `int64`; here every integer is one type,
 //! so a function whose Go parameter is `int` (`indent`, `repeat`, `trunc`) also accepts an
 //! integer read from the data, where Go reports "wrong type for value; expected int; got
-//! int64". Maps are values, not references: `set`/`unset` on a variable (or a variable's field)
+//! int64"; `typeOf`/`%T` of an integer constant says `int64` where Go says `int`, and
+//! `duration 95` counts the seconds where Go's `duration` ignores an `int` (it takes `int64`). Maps are values, not references: `set`/`unset` on a variable (or a variable's field)
 //! update that variable, but not other variables holding the same map. `{{template}}` nesting
 //! stops at 200 levels (Go: 100000). `slugify` transliterates Latin letters with diacritics,
-//! but not other scripts, which gosimple/slug's unidecode tables cover.
+//! but not other scripts, which gosimple/slug's unidecode tables cover. The date functions
+//! slim-sprig keeps in its hermetic map (`ago`, `toDate`, `durationRound`, `unixEpoch`,
+//! `mustDateModify`) parse but fail when called.
+//!
+//! [`to_yaml`] is also what flux-operator runs on each `spec.resources` entry before it is
+//! parsed as a template (`yaml.JSONToYAML`), so a caller can build that template text the same
+//! way.
 
 mod error;
 mod escape;
@@ -49,6 +56,7 @@ mod value;
 use std::sync::Arc;
 
 pub use error::{Error, ErrorKind};
+pub use funcs::yaml::to_yaml;
 pub use funcs::{FunctionBody, Functions, Param, Signature};
 pub use value::Value;
 
@@ -177,5 +185,94 @@ impl Template {
         let mut names: Vec<&str> = self.trees.defined.keys().map(String::as_str).collect();
         names.sort_unstable();
         names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_and_options_are_shareable_across_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Template>();
+        shareable::<Options>();
+        shareable::<Error>();
+    }
+
+    #[test]
+    fn one_parse_executes_against_many_inputs_in_parallel() {
+        let opts = Options::new();
+        let t = Template::parse("t", "{{.n}}-{{.n | printf \"%03d\"}}", &opts).unwrap();
+        let outputs: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|i| {
+                    let t = &t;
+                    s.spawn(move || {
+                        t.execute(&Value::from(serde_json::json!({ "n": i })))
+                            .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(outputs, ["0-000", "1-001", "2-002", "3-003"]);
+    }
+
+    #[test]
+    fn a_custom_function_is_called_with_its_arguments_and_its_error_is_reported() {
+        let opts = Options::new()
+            .with_function(
+                "pair",
+                Signature::fixed(&[Param::String, Param::Int]),
+                |a| {
+                    Ok(Value::String(format!(
+                        "{}={}",
+                        a[0].as_str().unwrap_or(""),
+                        match a[1] {
+                            Value::Int(i) => i,
+                            _ => -1,
+                        }
+                    )))
+                },
+            )
+            .with_function("boom", Signature::fixed(&[]), |_| Err("it broke".into()));
+        let t = Template::parse("t", "{{pair \"a\" 1}}", &opts).unwrap();
+        assert_eq!(t.execute(&Value::Null).unwrap(), "a=1");
+        let err = Template::parse("t", "x\n {{boom}}", &opts)
+            .unwrap()
+            .execute(&Value::Null)
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Exec);
+        assert_eq!((err.line, err.column, err.offset), (2, 4, 5));
+        assert_eq!(err.context.as_deref(), Some("boom"));
+        assert_eq!(
+            err.to_string(),
+            "template: t:2:4: executing \"t\" at <boom>: error calling boom: it broke"
+        );
+    }
+
+    #[test]
+    fn a_parse_error_has_no_execution_context() {
+        let err = Template::parse("rs", "a\n<< nope >>", &Options::resource_set()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Parse);
+        assert_eq!((err.line, err.column), (2, 4));
+        assert_eq!(
+            err.to_string(),
+            "template: rs:2:4: function \"nope\" not defined"
+        );
+    }
+
+    #[test]
+    fn removing_a_function_makes_templates_calling_it_fail_to_parse() {
+        let mut functions = Functions::resource_set();
+        assert!(functions.contains("toYaml"));
+        functions.remove("toYaml");
+        let opts = Options {
+            functions: std::sync::Arc::new(functions),
+            ..Options::resource_set()
+        };
+        let err = Template::parse("rs", "<< toYaml 1 >>", &opts).unwrap_err();
+        assert!(err.message.contains("\"toYaml\" not defined"), "{err}");
     }
 }

@@ -12,7 +12,13 @@ use crate::value::Value;
 /// go-yaml v2's preferred line width.
 const BEST_WIDTH: usize = 80;
 
-/// The YAML text of a value, or the JSON encoder's error for a value JSON cannot hold.
+/// The YAML text of a value as sigs.k8s.io/yaml's `Marshal` (and `JSONToYAML`) prints it, or
+/// the JSON encoder's error for a value JSON cannot hold (a NaN or infinite float).
+///
+/// ```
+/// let v = plumb_template::Value::from(serde_json::json!({"b": [1, "on"], "a": {"c": ""}}));
+/// assert_eq!(plumb_template::to_yaml(&v).unwrap(), "a:\n  c: \"\"\nb:\n- 1\n- \"on\"\n");
+/// ```
 pub fn to_yaml(v: &Value) -> Result<String, String> {
     check_json(v)?;
     let mut w = Writer { out: String::new() };
