@@ -12,8 +12,10 @@ use crate::parse::{Arg, Branch, Command, List, Node, Pipe, Span};
 use crate::value::Value;
 use crate::{MissingKey, Template};
 
-/// How deep `{{template}}` calls may nest (Go allows 100000; a Rust stack holds fewer).
-const MAX_DEPTH: usize = 200;
+/// How deep `{{template}}` calls and control structures may nest together during execution
+/// (Go allows 100000 template calls; the executor recurses per level, and a 2 MiB thread
+/// stack holds a few hundred levels of a debug build).
+const MAX_DEPTH: usize = 150;
 
 /// A value during execution; `None` is Go's invalid value ("no value"), which a missing map
 /// key gives and which prints `<no value>`.
@@ -115,27 +117,17 @@ impl State<'_> {
                 }
             }
             Node::If(b) | Node::With(b) => {
-                let is_with = matches!(node, Node::With(_));
-                let mark = self.vars.len();
-                let v = self.pipeline(dot, &b.pipe)?;
-                let flow = if truth(&v) {
-                    if is_with {
-                        self.walk(&b.list, &v)
-                    } else {
-                        self.walk(&b.list, dot)
-                    }
-                } else if let Some(e) = &b.else_list {
-                    self.walk(e, dot)
-                } else {
-                    Ok(Flow::Normal)
-                };
-                self.vars.truncate(mark);
+                self.descend(b.pipe.span)?;
+                let flow = self.if_or_with(node, b, dot);
+                self.depth -= 1;
                 return flow;
             }
             Node::Range(b) => {
+                self.descend(b.pipe.span)?;
                 let mark = self.vars.len();
                 let flow = self.range(b, dot);
                 self.vars.truncate(mark);
+                self.depth -= 1;
                 return flow;
             }
             Node::Template { span, name, pipe } => {
@@ -146,16 +138,10 @@ impl State<'_> {
                     Some(p) => self.pipeline(dot, p)?,
                     None => None,
                 };
-                if self.depth >= MAX_DEPTH {
-                    return fail(
-                        *span,
-                        format!("exceeded maximum template depth ({MAX_DEPTH})"),
-                    );
-                }
+                self.descend(*span)?;
                 let saved_vars =
                     std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone())]);
                 let saved_name = std::mem::replace(&mut self.executing, name.clone());
-                self.depth += 1;
                 let r = self.walk(tree, &new_dot);
                 self.depth -= 1;
                 self.executing = saved_name;
@@ -169,6 +155,36 @@ impl State<'_> {
             Node::Continue => return Ok(Flow::Continue),
         }
         Ok(Flow::Normal)
+    }
+
+    fn descend(&mut self, span: Span) -> R<()> {
+        if self.depth >= MAX_DEPTH {
+            return fail(
+                span,
+                format!("exceeded maximum template depth ({MAX_DEPTH})"),
+            );
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn if_or_with(&mut self, node: &Node, b: &Branch, dot: &Val) -> R<Flow> {
+        let mark = self.vars.len();
+        let v = self.pipeline(dot, &b.pipe)?;
+        let flow = if truth(&v) {
+            let body_dot = if matches!(node, Node::With(_)) {
+                &v
+            } else {
+                dot
+            };
+            self.walk(&b.list, body_dot)
+        } else if let Some(e) = &b.else_list {
+            self.walk(e, dot)
+        } else {
+            Ok(Flow::Normal)
+        };
+        self.vars.truncate(mark);
+        flow
     }
 
     fn range(&mut self, b: &Branch, dot: &Val) -> R<Flow> {

@@ -471,6 +471,9 @@ fn format_one(spec: &Spec, verb: char, v: &Value) -> String {
     formatted.unwrap_or_else(|| bad_verb(verb, v))
 }
 
+/// The largest width or precision Go's `fmt` accepts.
+const MAX_WIDTH: usize = 1_000_000;
+
 /// `fmt.Sprintf` over template values.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
     let mut out = String::new();
@@ -506,7 +509,7 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             let mut n: Option<usize> = None;
             while let Some(&d) = chars.peek() {
                 if let Some(v) = d.to_digit(10) {
-                    n = Some(n.unwrap_or(0) * 10 + v as usize);
+                    n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(v as usize));
                     chars.next();
                 } else {
                     break;
@@ -518,6 +521,15 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         if chars.peek() == Some(&'.') {
             chars.next();
             spec.prec = Some(number(&mut chars, &mut next_arg).unwrap_or(0));
+        }
+        // Go refuses widths and precisions above 1e6.
+        if spec.width.is_some_and(|w| w > MAX_WIDTH) {
+            out.push_str("%!(BADWIDTH)");
+            spec.width = None;
+        }
+        if spec.prec.is_some_and(|p| p > MAX_WIDTH) {
+            out.push_str("%!(BADPREC)");
+            spec.prec = None;
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");

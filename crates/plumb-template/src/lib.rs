@@ -34,8 +34,9 @@
 //! integer read from the data, where Go reports "wrong type for value; expected int; got
 //! int64"; `typeOf`/`%T` of an integer constant says `int64` where Go says `int`, and
 //! `duration 95` counts the seconds where Go's `duration` ignores an `int` (it takes `int64`). Maps are values, not references: `set`/`unset` on a variable (or a variable's field)
-//! update that variable, but not other variables holding the same map. `{{template}}` nesting
-//! stops at 200 levels (Go: 100000). `slugify` transliterates Latin letters with diacritics,
+//! update that variable, but not other variables holding the same map. `{{template}}` calls and
+//! control structures may nest 150 levels together when executed, 100 in the text (Go: 100000
+//! template calls). `slugify` transliterates Latin letters with diacritics,
 //! but not other scripts, which gosimple/slug's unidecode tables cover. The date functions
 //! slim-sprig keeps in its hermetic map (`ago`, `toDate`, `durationRound`, `unixEpoch`,
 //! `mustDateModify`) parse but fail when called.
@@ -274,5 +275,61 @@ mod tests {
         };
         let err = Template::parse("rs", "<< toYaml 1 >>", &opts).unwrap_err();
         assert!(err.message.contains("\"toYaml\" not defined"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{{{{{}1{}}}}}", "(".repeat(5000), ")".repeat(5000));
+        let err = Template::parse("t", &deep, &Options::new()).unwrap_err();
+        assert!(
+            err.message.contains("exceeded maximum nesting depth"),
+            "{err}"
+        );
+        let ifs = format!("{}x{}", "{{if 1}}".repeat(5000), "{{end}}".repeat(5000));
+        let err = Template::parse("t", &ifs, &Options::new()).unwrap_err();
+        assert!(
+            err.message.contains("exceeded maximum nesting depth"),
+            "{err}"
+        );
+        // The deepest structure that parses also executes, inside recursion, on a 2 MiB stack.
+        let fine = format!(
+            "{{{{define \"d\"}}}}{}x{}{{{{end}}}}{{{{template \"d\"}}}}",
+            "{{if 1}}".repeat(99),
+            "{{end}}".repeat(99)
+        );
+        let t = Template::parse("t", &fine, &Options::new()).unwrap();
+        assert_eq!(t.execute(&Value::Null).unwrap(), "x");
+    }
+
+    #[test]
+    fn endless_template_recursion_stops_with_an_error() {
+        let text = r#"{{define "r"}}{{with .}}{{range .}}{{template "r" $}}{{end}}{{end}}{{end}}{{template "r" .}}"#;
+        let t = Template::parse("t", text, &Options::new()).unwrap();
+        let err = t.execute(&Value::from(serde_json::json!([1]))).unwrap_err();
+        assert!(
+            err.message.contains("exceeded maximum template depth"),
+            "{err}"
+        );
+        assert_eq!(err.executing.as_deref(), Some("r"));
+    }
+
+    #[test]
+    fn huge_results_are_refused() {
+        let opts = Options::resource_set();
+        for text in [
+            "<< repeat 1000000000 \"abc\" >>",
+            "<< until 1000000000000 >>",
+            "<< seq 1 99999999999 >>",
+            "<< indent 99999999999 \"x\" >>",
+            "<< untilStep 0 99999999999 1 >>",
+        ] {
+            let err = Template::parse("t", text, &opts)
+                .unwrap()
+                .execute(&Value::Null)
+                .unwrap_err();
+            assert!(err.message.contains("too large"), "{text}: {err}");
+        }
+        let t = Template::parse("t", "{{printf \"%99999999d\" 1}}", &Options::new()).unwrap();
+        assert_eq!(t.execute(&Value::Null).unwrap(), "%!(BADWIDTH)1");
     }
 }

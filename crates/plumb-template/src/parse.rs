@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use crate::error::Error;
 use crate::lex::{Tok, Token};
 
+/// How deeply control structures and parenthesized pipelines may nest.
+const MAX_NESTING: usize = 100;
+
 /// A byte span of the template text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
@@ -126,6 +129,7 @@ pub fn parse(
         pos: 0,
         vars: vec!["$".to_string()],
         range_depth: 0,
+        nesting: 0,
         trees: Trees::default(),
         is_function,
     };
@@ -144,6 +148,8 @@ struct Parser<'a> {
     pos: usize,
     vars: Vec<String>,
     range_depth: usize,
+    /// How deeply control structures and parentheses nest here.
+    nesting: usize,
     trees: Trees,
     is_function: &'a dyn Fn(&str) -> bool,
 }
@@ -423,6 +429,27 @@ impl Parser<'_> {
     }
 
     fn control(&mut self, word: &str) -> Result<Node, Error> {
+        let pos = self.peek().pos;
+        self.enter(pos)?;
+        let node = self.control_body(word);
+        self.nesting -= 1;
+        node
+    }
+
+    /// Counts one more level of nesting; the parser and executor recurse per level, so a
+    /// bound keeps a hostile template from overflowing the stack.
+    fn enter(&mut self, pos: usize) -> Result<(), Error> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err(
+                pos,
+                format!("exceeded maximum nesting depth ({MAX_NESTING})"),
+            ));
+        }
+        self.nesting += 1;
+        Ok(())
+    }
+
+    fn control_body(&mut self, word: &str) -> Result<Node, Error> {
         let vars_before = self.vars.len();
         let pipe = self.pipeline(word, Tok::RightDelim)?;
         let vars_after_pipe = self.vars.len();
@@ -684,8 +711,10 @@ impl Parser<'_> {
             Tok::Number(text) => Arg::Number(span, self.number(t.pos, &text)?),
             Tok::Str(s) => Arg::Str(span, s),
             Tok::LeftParen => {
-                let pipe = self.pipeline("parenthesized pipeline", Tok::RightParen)?;
-                Arg::Pipe(self.span(t.pos), Box::new(pipe))
+                self.enter(t.pos)?;
+                let pipe = self.pipeline("parenthesized pipeline", Tok::RightParen);
+                self.nesting -= 1;
+                Arg::Pipe(self.span(t.pos), Box::new(pipe?))
             }
             other => {
                 return Err(self.err(t.pos, format!("unexpected {} in operand", describe(&other))))

@@ -310,6 +310,19 @@ fn from_json(text: &str) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The most items or bytes one function call may produce: a bound Go does not have (it runs
+/// out of memory instead), so that a template cannot exhaust plumb's.
+const MAX_SIZE: u64 = 1 << 28;
+
+fn check_size(n: u64) -> Result<(), String> {
+    if n > MAX_SIZE {
+        return Err(format!(
+            "result of {n} items or bytes is too large (plumb's limit is {MAX_SIZE})"
+        ));
+    }
+    Ok(())
+}
+
 /// sprig's `untilStep`.
 fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
     let mut v = Vec::new();
@@ -320,7 +333,10 @@ fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
         let mut i = start;
         while i > stop {
             v.push(i);
-            i += step;
+            match i.checked_add(step) {
+                Some(n) => i = n,
+                None => break,
+            }
         }
         return v;
     }
@@ -330,7 +346,10 @@ fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
     let mut i = start;
     while i < stop {
         v.push(i);
-        i += step;
+        match i.checked_add(step) {
+            Some(n) => i = n,
+            None => break,
+        }
     }
     v
 }
@@ -345,11 +364,11 @@ fn seq(params: &[i64]) -> String {
         [] => String::new(),
         [end] => {
             let inc = if *end < 1 { -1 } else { 1 };
-            join(until_step(1, end + inc, inc))
+            join(until_step(1, end.saturating_add(inc), inc))
         }
         [start, end] => {
             let step = if end < start { -1 } else { 1 };
-            join(until_step(*start, end + step, step))
+            join(until_step(*start, end.saturating_add(step), step))
         }
         [start, step, end] => {
             let mut inc = 1;
@@ -359,7 +378,7 @@ fn seq(params: &[i64]) -> String {
                     return String::new();
                 }
             }
-            join(until_step(*start, end + inc, *step))
+            join(until_step(*start, end.saturating_add(inc), *step))
         }
         _ => String::new(),
     }
@@ -747,6 +766,7 @@ pub(crate) fn register(f: &mut Functions) {
         if n < 0 {
             return Err("strings: negative Repeat count".into());
         }
+        check_size((n as u64).saturating_mul(str_arg(a, 1).len() as u64))?;
         s(str_arg(a, 1).repeat(n as usize))
     });
     for name in ["trimall", "trimAll"] {
@@ -799,6 +819,7 @@ pub(crate) fn register(f: &mut Functions) {
         s(parts.join(" "))
     });
     fixed(f, "indent", &[Int, Str], |a| {
+        check_size(int_arg(a, 0).max(0) as u64)?;
         let pad = " ".repeat(int_arg(a, 0).max(0) as usize);
         s(format!(
             "{pad}{}",
@@ -806,6 +827,7 @@ pub(crate) fn register(f: &mut Functions) {
         ))
     });
     fixed(f, "nindent", &[Int, Str], |a| {
+        check_size(int_arg(a, 0).max(0) as u64)?;
         let pad = " ".repeat(int_arg(a, 0).max(0) as usize);
         s(format!(
             "\n{pad}{}",
@@ -845,6 +867,12 @@ pub(crate) fn register(f: &mut Functions) {
     fixed(f, "float64", &[Any], |a| Ok(Value::Float(to_f64(&a[0]))));
     variadic(f, "seq", &[], Int, |a| {
         let p: Vec<i64> = a.iter().map(to_i64).collect();
+        let span = match p.as_slice() {
+            [end] => end.unsigned_abs(),
+            [start, end] | [start, _, end] => end.abs_diff(*start),
+            _ => 0,
+        };
+        check_size(span)?;
         s(seq(&p))
     });
     fixed(f, "toDecimal", &[Any], |a| {
@@ -873,14 +901,15 @@ pub(crate) fn register(f: &mut Functions) {
     fixed(f, "toStrings", &[Any], |a| Ok(strings(strslice(&a[0]))));
     fixed(f, "until", &[Int], |a| {
         let n = int_arg(a, 0);
+        check_size(n.unsigned_abs())?;
         Ok(ints(until_step(0, n, if n < 0 { -1 } else { 1 })))
     });
     fixed(f, "untilStep", &[Int, Int, Int], |a| {
-        Ok(ints(until_step(
-            int_arg(a, 0),
-            int_arg(a, 1),
-            int_arg(a, 2),
-        )))
+        let (start, stop, step) = (int_arg(a, 0), int_arg(a, 1), int_arg(a, 2));
+        if step != 0 {
+            check_size(stop.abs_diff(start) / step.unsigned_abs())?;
+        }
+        Ok(ints(until_step(start, stop, step)))
     });
     fixed(f, "add1", &[Any], |a| {
         Ok(Value::Int(to_i64(&a[0]).wrapping_add(1)))
