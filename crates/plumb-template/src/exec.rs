@@ -608,7 +608,14 @@ impl State<'_> {
             "len" => {
                 want(1)?;
                 let n = match &values[0] {
-                    None | Some(Value::Null) => return Err(calling("len of nil pointer".into())),
+                    // Go's length() calls Type() on the zero reflect.Value of a missing
+                    // value, which panics; a nil interface is a nil pointer to it.
+                    None => {
+                        return Err(calling(
+                            "reflect: call of reflect.Value.Type on zero Value".into(),
+                        ))
+                    }
+                    Some(Value::Null) => return Err(calling("len of nil pointer".into())),
                     Some(Value::String(s)) => s.len(),
                     Some(Value::List(l)) => l.len(),
                     Some(Value::Map(m)) => m.len(),

@@ -442,7 +442,7 @@ fn format_one(spec: &Spec, verb: char, v: &Value) -> String {
         Value::Float(f) => format_float(spec, verb, *f),
         Value::String(s) => format_string(spec, verb, s),
         Value::Null => match verb {
-            'v' | 's' => Some(spec.pad("<nil>".into(), false)),
+            'v' => Some(spec.pad("<nil>".into(), false)),
             _ => None,
         },
         Value::List(items) => {
