@@ -791,7 +791,9 @@ fn index(item: &Val, indexes: &[Val]) -> Result<Val, String> {
                     Some(v) => v.clone(),
                     None => Value::Null,
                 },
-                None | Some(Value::Null) => Value::Null,
+                None | Some(Value::Null) => {
+                    return Err("value is nil; should be of type string".into())
+                }
                 Some(other) => {
                     return Err(format!(
                         "value has type {}; should be string",
