@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::funcs::{Function, Param, Signature};
+use crate::funcs::{Function, Functions, Param, Signature};
 use crate::gofmt;
 use crate::parse::{Arg, Branch, Command, List, Node, Pipe, Span};
 use crate::value::Value;
@@ -33,6 +33,8 @@ pub(crate) struct State<'a> {
     vars: Vec<(String, Val)>,
     depth: usize,
     executing: String,
+    /// Functions given to this execution, which take precedence over the template's.
+    overrides: Option<&'a Functions>,
 }
 
 /// An error raised at a span; turned into an [`Error`] with the template's position.
@@ -53,7 +55,11 @@ fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
     })
 }
 
-pub(crate) fn execute(tmpl: &Template, data: &Value) -> Result<String, Error> {
+pub(crate) fn execute(
+    tmpl: &Template,
+    data: &Value,
+    overrides: Option<&Functions>,
+) -> Result<String, Error> {
     let dot: Val = match data {
         Value::Null => None,
         v => Some(v.clone()),
@@ -64,6 +70,7 @@ pub(crate) fn execute(tmpl: &Template, data: &Value) -> Result<String, Error> {
         vars: vec![("$".to_string(), dot.clone())],
         depth: 0,
         executing: tmpl.name.clone(),
+        overrides,
     };
     match s.walk(&tmpl.trees.main, &dot) {
         Ok(_) => Ok(s.out),
@@ -425,7 +432,11 @@ impl State<'_> {
         last: Option<Val>,
     ) -> R<Val> {
         let span = cmd.span;
-        let Some(function) = self.tmpl.functions.get(name) else {
+        let found = self
+            .overrides
+            .and_then(|o| o.get(name))
+            .or_else(|| self.tmpl.functions.get(name));
+        let Some(function) = found else {
             return fail(span, format!("{name:?} is not a defined function"));
         };
         let function = function.clone();

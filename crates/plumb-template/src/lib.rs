@@ -105,7 +105,9 @@ impl Options {
     }
 
     /// What flux-operator's ResourceSet builder uses: `<<` `>>`, `missingkey=error` and
-    /// [`Functions::resource_set`]. Add `inputs` with [`Options::with_inputs`].
+    /// [`Functions::resource_set`], with `inputs` returning an empty map (the builder's nil
+    /// input set when a ResourceSet has no inputs). Give the inputs with
+    /// [`Options::with_inputs`] or [`Template::execute_with_inputs`].
     pub fn resource_set() -> Options {
         Options {
             left_delim: "<<".into(),
@@ -113,6 +115,7 @@ impl Options {
             missing_key: MissingKey::Error,
             functions: Arc::new(Functions::resource_set()),
         }
+        .with_inputs(Value::map(Default::default()))
     }
 
     /// Other delimiters (Go's `Delims`; empty means the default).
@@ -173,7 +176,23 @@ impl Template {
 
     /// Executes the template with `data` as dot (`Value::Null` is Go's nil data).
     pub fn execute(&self, data: &Value) -> Result<String, Error> {
-        exec::execute(self, data)
+        exec::execute(self, data, None)
+    }
+
+    /// Executes with `functions` taking precedence over the template's own for this run only
+    /// (a name must still have been a function when the template was parsed).
+    pub fn execute_with(&self, data: &Value, functions: &Functions) -> Result<String, Error> {
+        exec::execute(self, data, Some(functions))
+    }
+
+    /// Executes as flux-operator's ResourceSet builder does for one input set: nil data, and
+    /// `inputs` returning `inputs`. Parse once with [`Options::resource_set`], then run this
+    /// for each input set.
+    pub fn execute_with_inputs(&self, inputs: &Value) -> Result<String, Error> {
+        let mut functions = Functions::empty();
+        let inputs = inputs.clone();
+        functions.insert("inputs", Signature::fixed(&[]), move |_| Ok(inputs.clone()));
+        exec::execute(self, &Value::Null, Some(&functions))
     }
 
     /// The template's name.
@@ -331,5 +350,29 @@ mod tests {
         }
         let t = Template::parse("t", "{{printf \"%99999999d\" 1}}", &Options::new()).unwrap();
         assert_eq!(t.execute(&Value::Null).unwrap(), "%!(BADWIDTH)1");
+    }
+
+    #[test]
+    fn one_resource_set_template_runs_for_each_input_set() {
+        let t = Template::parse(
+            "resourceset",
+            "name: << inputs.tenant >>-<< inputs.n | add1 >>",
+            &Options::resource_set(),
+        )
+        .unwrap();
+        let a = t
+            .execute_with_inputs(&Value::from(serde_json::json!({"tenant": "a", "n": 1})))
+            .unwrap();
+        let b = t
+            .execute_with_inputs(&Value::from(serde_json::json!({"tenant": "b", "n": 5})))
+            .unwrap();
+        assert_eq!((a.as_str(), b.as_str()), ("name: a-2", "name: b-6"));
+        // Without inputs, `inputs` is the builder's nil map: every key is missing.
+        let err = t.execute(&Value::Null).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("at <inputs>: map has no entry for key \"tenant\""),
+            "{err}"
+        );
     }
 }

@@ -100,6 +100,14 @@ const BUILTINS: &[&str] = &[
 ];
 
 impl Functions {
+    /// No functions at all, not even the builtins: a set of overrides for
+    /// [`crate::Template::execute_with`].
+    pub fn empty() -> Functions {
+        Functions {
+            map: HashMap::new(),
+        }
+    }
+
     /// Go's builtin functions only (`template.New(name)`).
     pub fn builtins() -> Functions {
         let map = BUILTINS
