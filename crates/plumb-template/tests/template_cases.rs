@@ -109,8 +109,11 @@ fn run(case: &Case) -> Result<(), String> {
         ),
         None => Value::Null,
     };
-    let mut opts = Options::new();
-    opts.functions = std::sync::Arc::new(Functions::resource_set());
+    // flux-operator's function map (with `inputs` an empty map), Go's default delimiters and
+    // missingkey; options change them.
+    let mut opts = Options::resource_set()
+        .with_delims("{{", "}}")
+        .with_missing_key(MissingKey::Default);
     let mut via_inputs = false;
     for opt in case.opts.split_whitespace() {
         match opt {
