@@ -202,20 +202,25 @@ impl State<'_> {
             Some(Value::List(l)) => l
                 .iter()
                 .enumerate()
-                .map(|(i, x)| (Value::Int(i as i64), x.clone()))
+                .map(|(i, x)| (Value::GoInt(i as i64), x.clone()))
                 .collect(),
             Some(Value::Map(m)) => m
                 .iter()
                 .map(|(k, x)| (Value::String(k.clone()), x.clone()))
                 .collect(),
-            Some(Value::Int(n)) => {
+            Some(counter @ (Value::Int(n) | Value::GoInt(n))) => {
                 if b.pipe.decl.len() > 1 {
                     return fail(
                         b.pipe.span,
                         format!("can't use {n} to iterate over more than one variable"),
                     );
                 }
-                (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect()
+                // The items have the counter's type.
+                let item = |i: i64| match counter {
+                    Value::Int(_) => Value::Int(i),
+                    _ => Value::GoInt(i),
+                };
+                (0..*n).map(|i| (item(i), item(i))).collect()
             }
             Some(other) => {
                 return fail(
@@ -359,7 +364,7 @@ impl State<'_> {
             Arg::Number(_, n) => Some(if n.is_float {
                 Value::Float(n.float.unwrap_or(0.0))
             } else {
-                Value::Int(n.int.unwrap_or(0))
+                Value::GoInt(n.int.unwrap_or(0))
             }),
             Arg::Str(_, s) => Some(Value::String(s.clone())),
             Arg::Ident(span, name) => {
@@ -514,7 +519,7 @@ impl State<'_> {
             }
             (Arg::Number(_, n), Param::Int) => {
                 return match n.int {
-                    Some(i) => Ok(Value::Int(i)),
+                    Some(i) => Ok(Value::GoInt(i)),
                     None => fail(span, format!("expected integer; found {}", text())),
                 }
             }
@@ -632,7 +637,7 @@ impl State<'_> {
                     Some(Value::Map(m)) => m.len(),
                     Some(other) => return Err(calling(format!("len of type {}", other.go_type()))),
                 };
-                Ok(Some(Value::Int(n as i64)))
+                Ok(Some(Value::GoInt(n as i64)))
             }
             "index" => {
                 want_at_least(1)?;
@@ -754,7 +759,7 @@ fn convert(span: Span, v: Val, param: Param) -> R<Value> {
     let ok = match (&v, param) {
         (_, Param::Any) => true,
         (Value::String(_), Param::String) => true,
-        (Value::Int(_), Param::Int) => true,
+        (Value::GoInt(_), Param::Int) => true,
         (Value::Bool(_), Param::Bool) => true,
         (Value::Map(_), Param::Map) => true,
         (Value::Null, Param::Map) => return Ok(Value::map(BTreeMap::new())),
@@ -795,7 +800,7 @@ fn index(item: &Val, indexes: &[Val]) -> Result<Val, String> {
                 if i < 0 || i as usize >= s.len() {
                     return Err(format!("index out of range: {i}"));
                 }
-                Value::Int(s.as_bytes()[i as usize] as i64)
+                Value::GoInt(s.as_bytes()[i as usize] as i64)
             }
             Value::Map(m) => match ix {
                 Some(Value::String(k)) => match m.get(k) {
@@ -821,7 +826,7 @@ fn index(item: &Val, indexes: &[Val]) -> Result<Val, String> {
 
 fn list_index(ix: &Val, what: &str) -> Result<i64, String> {
     match ix {
-        Some(Value::Int(i)) => Ok(*i),
+        Some(Value::Int(i) | Value::GoInt(i)) => Ok(*i),
         None | Some(Value::Null) => Err(format!("cannot {what} slice/array with nil")),
         Some(other) => Err(format!(
             "cannot {what} slice/array with type {}",
@@ -888,7 +893,7 @@ fn kind(v: &Val) -> Kind {
     match v {
         None | Some(Value::Null) => Kind::Invalid,
         Some(Value::Bool(_)) => Kind::Bool,
-        Some(Value::Int(_)) => Kind::Int,
+        Some(Value::Int(_) | Value::GoInt(_)) => Kind::Int,
         Some(Value::Float(_)) => Kind::Float,
         Some(Value::String(_)) => Kind::String,
         Some(_) => Kind::Other,
@@ -911,7 +916,9 @@ fn eq(a: &Val, others: &[Val]) -> Result<bool, String> {
         } else {
             match (a, b) {
                 (Some(Value::Bool(x)), Some(Value::Bool(y))) => x == y,
-                (Some(Value::Int(x)), Some(Value::Int(y))) => x == y,
+                (Some(Value::Int(x) | Value::GoInt(x)), Some(Value::Int(y) | Value::GoInt(y))) => {
+                    x == y
+                }
                 (Some(Value::Float(x)), Some(Value::Float(y))) => x == y,
                 (Some(Value::String(x)), Some(Value::String(y))) => x == y,
                 (None | Some(Value::Null), None | Some(Value::Null)) => true,
@@ -944,7 +951,7 @@ fn compare(a: &Val, b: &Val) -> Result<Ordering, String> {
         return Err("incompatible types for comparison".into());
     }
     Ok(match (a, b) {
-        (Some(Value::Int(x)), Some(Value::Int(y))) => x.cmp(y),
+        (Some(Value::Int(x) | Value::GoInt(x)), Some(Value::Int(y) | Value::GoInt(y))) => x.cmp(y),
         (Some(Value::Float(x)), Some(Value::Float(y))) => {
             x.partial_cmp(y).unwrap_or(Ordering::Equal)
         }

@@ -15,7 +15,7 @@ fn write_v(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Int(i) | Value::GoInt(i) => out.push_str(&i.to_string()),
         Value::Float(f) => out.push_str(&format_g(*f, None, false)),
         Value::String(s) => out.push_str(s),
         Value::List(l) => {
@@ -438,7 +438,7 @@ fn format_one(spec: &Spec, verb: char, v: &Value) -> String {
             't' | 'v' => Some(spec.pad(b.to_string(), false)),
             _ => None,
         },
-        Value::Int(i) => format_int(spec, verb, *i),
+        Value::Int(i) | Value::GoInt(i) => format_int(spec, verb, *i),
         Value::Float(f) => format_float(spec, verb, *f),
         Value::String(s) => format_string(spec, verb, s),
         Value::Null => match verb {
@@ -500,7 +500,7 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             if chars.peek() == Some(&'*') {
                 chars.next();
                 let n = match args.get(*next_arg) {
-                    Some(Value::Int(i)) => Some((*i).max(0) as usize),
+                    Some(Value::Int(i) | Value::GoInt(i)) => Some((*i).max(0) as usize),
                     _ => None,
                 };
                 *next_arg += 1;

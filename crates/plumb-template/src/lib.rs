@@ -29,11 +29,9 @@
 //! ## Where it differs from Go
 //!
 //! Values are JSON-shaped ([`Value`]): there are no structs, methods or Go function values
-//! (`call` always fails). Go distinguishes `int` from `int64`; here every integer is one type,
-//! so a function whose Go parameter is `int` (`indent`, `repeat`, `trunc`) also accepts an
-//! integer read from the data, where Go reports "wrong type for value; expected int; got
-//! int64"; `typeOf`/`%T` of an integer constant says `int64` where Go says `int`, and
-//! `duration 95` counts the seconds where Go's `duration` ignores an `int` (it takes `int64`). Maps are values, not references: `set`/`unset` on a variable (or a variable's field)
+//! (`call` always fails). Go's `int` and `int64` are kept apart (a parameter of type `int`
+//! refuses an `int64` from the data, as in Go), but other Go integer and float sizes are not.
+//! Maps are values, not references: `set`/`unset` on a variable (or a variable's field)
 //! update that variable, but not other variables holding the same map. `{{template}}` calls and
 //! control structures may nest 150 levels together when executed, 100 in the text (Go: 100000
 //! template calls). `slugify` transliterates Latin letters with diacritics,
@@ -250,7 +248,7 @@ mod tests {
                         "{}={}",
                         a[0].as_str().unwrap_or(""),
                         match a[1] {
-                            Value::Int(i) => i,
+                            Value::GoInt(i) => i,
                             _ => -1,
                         }
                     )))

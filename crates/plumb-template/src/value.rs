@@ -17,8 +17,13 @@ pub enum Value {
     Null,
     /// A boolean.
     Bool(bool),
-    /// An integer; data decoded from JSON holds `int64`, as Kubernetes' JSON decoder gives.
+    /// An `int64`: the integers of data decoded from JSON (as Kubernetes' JSON decoder gives
+    /// them) and of sprig's arithmetic.
     Int(i64),
+    /// A Go `int`: integer constants in a template, `len`, range indexes, sprig's `int`,
+    /// `atoi` and `until`. Go tells it from `int64`: a function parameter of type `int`
+    /// refuses an `int64`, and `typeOf` and `deepEqual` see the difference.
+    GoInt(i64),
     /// A floating-point number.
     Float(f64),
     /// A string.
@@ -50,7 +55,7 @@ impl Value {
         match self {
             Value::Null => false,
             Value::Bool(b) => *b,
-            Value::Int(i) => *i != 0,
+            Value::Int(i) | Value::GoInt(i) => *i != 0,
             Value::Float(f) => *f != 0.0,
             Value::String(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
@@ -64,6 +69,7 @@ impl Value {
             Value::Null => "<nil>",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int64",
+            Value::GoInt(_) => "int",
             Value::Float(_) => "float64",
             Value::String(_) => "string",
             Value::List(_) => "[]interface {}",
@@ -77,10 +83,19 @@ impl Value {
             Value::Null => "invalid",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int64",
+            Value::GoInt(_) => "int",
             Value::Float(_) => "float64",
             Value::String(_) => "string",
             Value::List(_) => "slice",
             Value::Map(_) => "map",
+        }
+    }
+
+    /// The integer, of either Go type.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) | Value::GoInt(i) => Some(*i),
+            _ => None,
         }
     }
 
@@ -97,7 +112,7 @@ impl Value {
         match self {
             Value::Null => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
-            Value::Int(i) => serde_json::Value::from(*i),
+            Value::Int(i) | Value::GoInt(i) => serde_json::Value::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(*f)
                 .map(serde_json::Value::Number)
                 .unwrap_or(serde_json::Value::Null),

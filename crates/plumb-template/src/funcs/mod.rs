@@ -18,7 +18,7 @@ pub enum Param {
     Any,
     /// `string`.
     String,
-    /// `int` (also given an `int64`, which Go would refuse: see the crate documentation).
+    /// `int`: a Go `int` or an integer constant; an `int64` is refused, as Go refuses it.
     Int,
     /// `bool`.
     Bool,
@@ -184,7 +184,7 @@ pub(crate) fn str_arg(args: &[Value], i: usize) -> &str {
 /// The int argument at `i` (the executor has checked its type).
 pub(crate) fn int_arg(args: &[Value], i: usize) -> i64 {
     match args.get(i) {
-        Some(Value::Int(n)) => *n,
+        Some(Value::Int(n) | Value::GoInt(n)) => *n,
         _ => 0,
     }
 }

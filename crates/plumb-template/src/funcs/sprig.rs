@@ -38,7 +38,7 @@ pub(crate) fn strval(v: &Value) -> String {
 fn to_i64(v: &Value) -> i64 {
     match v {
         Value::String(s) => s.parse().unwrap_or(0),
-        Value::Int(i) => *i,
+        Value::Int(i) | Value::GoInt(i) => *i,
         Value::Float(f) => {
             if f.is_nan() {
                 i64::MIN
@@ -54,7 +54,7 @@ fn to_i64(v: &Value) -> i64 {
 fn to_f64(v: &Value) -> f64 {
     match v {
         Value::String(s) => s.parse().unwrap_or(0.0),
-        Value::Int(i) => *i as f64,
+        Value::Int(i) | Value::GoInt(i) => *i as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => f64::from(u8::from(*b)),
         _ => 0.0,
@@ -211,7 +211,7 @@ pub(crate) fn go_json(
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Int(i) | Value::GoInt(i) => out.push_str(&i.to_string()),
         Value::Float(f) => out.push_str(&json_float(*f)),
         Value::String(s) => json_string(s, escape_html, out),
         Value::List(l) => {
@@ -355,7 +355,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
 }
 
 fn ints(v: Vec<i64>) -> Value {
-    Value::list(v.into_iter().map(Value::Int).collect())
+    Value::list(v.into_iter().map(Value::GoInt).collect())
 }
 
 fn seq(params: &[i64]) -> String {
@@ -860,10 +860,10 @@ pub(crate) fn register(f: &mut Functions) {
 
     // Numbers.
     fixed(f, "atoi", &[Str], |a| {
-        Ok(Value::Int(str_arg(a, 0).parse().unwrap_or(0)))
+        Ok(Value::GoInt(str_arg(a, 0).parse().unwrap_or(0)))
     });
     fixed(f, "int64", &[Any], |a| Ok(Value::Int(to_i64(&a[0]))));
-    fixed(f, "int", &[Any], |a| Ok(Value::Int(to_i64(&a[0]))));
+    fixed(f, "int", &[Any], |a| Ok(Value::GoInt(to_i64(&a[0]))));
     fixed(f, "float64", &[Any], |a| Ok(Value::Float(to_f64(&a[0]))));
     variadic(f, "seq", &[], Int, |a| {
         let p: Vec<i64> = a.iter().map(to_i64).collect();
@@ -1366,7 +1366,14 @@ pub(crate) fn register(f: &mut Functions) {
     fixed(f, "urlParse", &[Str], |a| url_parse(str_arg(a, 0)));
     fixed(f, "urlJoin", &[Map], url_join);
 
-    fixed(f, "duration", &[Any], |a| s(duration(to_i64(&a[0]))));
+    // date.go's duration takes an int64 or a string; anything else (an int) is 0s.
+    fixed(f, "duration", &[Any], |a| {
+        s(duration(match &a[0] {
+            Value::Int(i) => *i,
+            Value::String(text) => text.parse().unwrap_or(0),
+            _ => 0,
+        }))
+    });
 
     // Date functions that slim-sprig keeps in its hermetic map; plumb does not have them.
     for name in [

@@ -385,7 +385,7 @@ impl Writer {
         match v {
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => self.out.push_str(&i.to_string()),
+            Value::Int(i) | Value::GoInt(i) => self.out.push_str(&i.to_string()),
             Value::Float(f) => {
                 // The JSON round trip turns an integral float into an integer.
                 if f.fract() == 0.0 && f.abs() < 1e21 && f.abs() < 9.2e18 {
