@@ -30,7 +30,8 @@ pub fn js(s: &str) -> String {
             '&' => out.push_str("\\u0026"),
             '=' => out.push_str("\\u003D"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
+            c if c.is_ascii() || !c.is_control() => out.push(c),
+            c => out.push_str(&format!("\\u{:04X}", c as u32)),
         }
     }
     out

@@ -409,9 +409,13 @@ impl Parser<'_> {
             ));
         };
         let pipe = self.pipeline("block clause", Tok::RightDelim)?;
+        // The body is a template of its own: no variables and no enclosing range.
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
-        let (list, end) = self.list(false)?;
+        let saved_range = std::mem::replace(&mut self.range_depth, 0);
+        let listed = self.list(false);
         self.vars = saved_vars;
+        self.range_depth = saved_range;
+        let (list, end) = listed?;
         match end {
             Some(e) if !e.is_else => {}
             Some(e) => return Err(self.err(e.pos, "unexpected {{else}} in block clause")),
