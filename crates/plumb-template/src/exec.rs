@@ -45,9 +45,9 @@ struct Fail {
     executing: Option<String>,
 }
 
-type R<T> = Result<T, Fail>;
+type Exec<T> = Result<T, Fail>;
 
-fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
+fn fail<T>(span: Span, message: impl Into<String>) -> Exec<T> {
     Err(Fail {
         span,
         message: message.into(),
@@ -104,7 +104,7 @@ impl State<'_> {
         )
     }
 
-    fn walk(&mut self, list: &List, dot: &Val) -> R<Flow> {
+    fn walk(&mut self, list: &List, dot: &Val) -> Exec<Flow> {
         for node in list {
             match self.node(node, dot)? {
                 Flow::Normal => {}
@@ -114,7 +114,7 @@ impl State<'_> {
         Ok(Flow::Normal)
     }
 
-    fn node(&mut self, node: &Node, dot: &Val) -> R<Flow> {
+    fn node(&mut self, node: &Node, dot: &Val) -> Exec<Flow> {
         match node {
             Node::Text(t) => self.out.push_str(t),
             Node::Action(pipe) => {
@@ -164,7 +164,7 @@ impl State<'_> {
         Ok(Flow::Normal)
     }
 
-    fn descend(&mut self, span: Span) -> R<()> {
+    fn descend(&mut self, span: Span) -> Exec<()> {
         if self.depth >= MAX_DEPTH {
             return fail(
                 span,
@@ -175,7 +175,7 @@ impl State<'_> {
         Ok(())
     }
 
-    fn if_or_with(&mut self, node: &Node, b: &Branch, dot: &Val) -> R<Flow> {
+    fn if_or_with(&mut self, node: &Node, b: &Branch, dot: &Val) -> Exec<Flow> {
         let mark = self.vars.len();
         let v = self.pipeline(dot, &b.pipe)?;
         let flow = if truth(&v) {
@@ -194,7 +194,7 @@ impl State<'_> {
         flow
     }
 
-    fn range(&mut self, b: &Branch, dot: &Val) -> R<Flow> {
+    fn range(&mut self, b: &Branch, dot: &Val) -> Exec<Flow> {
         // The pipeline is evaluated without its declarations: range binds them per item.
         let v = self.pipeline_value(dot, &b.pipe)?;
         let items: Vec<(Value, Value)> = match &v {
@@ -254,7 +254,7 @@ impl State<'_> {
         Ok(Flow::Normal)
     }
 
-    fn declare(&mut self, pipe: &Pipe, i: usize, v: Val) -> R<()> {
+    fn declare(&mut self, pipe: &Pipe, i: usize, v: Val) -> Exec<()> {
         let name = &pipe.decl[i];
         if pipe.is_assign {
             match self.vars.iter_mut().rev().find(|(n, _)| n == name) {
@@ -267,7 +267,7 @@ impl State<'_> {
         Ok(())
     }
 
-    fn var(&self, span: Span, name: &str) -> R<Val> {
+    fn var(&self, span: Span, name: &str) -> Exec<Val> {
         match self.vars.iter().rev().find(|(n, _)| n == name) {
             Some((_, v)) => Ok(v.clone()),
             None => fail(span, format!("undefined variable: {name}")),
@@ -275,7 +275,7 @@ impl State<'_> {
     }
 
     /// A pipeline's value, with its declarations made.
-    fn pipeline(&mut self, dot: &Val, pipe: &Pipe) -> R<Val> {
+    fn pipeline(&mut self, dot: &Val, pipe: &Pipe) -> Exec<Val> {
         let v = self.pipeline_value(dot, pipe)?;
         for i in 0..pipe.decl.len() {
             self.declare(pipe, i, v.clone())?;
@@ -283,7 +283,7 @@ impl State<'_> {
         Ok(v)
     }
 
-    fn pipeline_value(&mut self, dot: &Val, pipe: &Pipe) -> R<Val> {
+    fn pipeline_value(&mut self, dot: &Val, pipe: &Pipe) -> Exec<Val> {
         let mut value: Option<Val> = None;
         for cmd in &pipe.cmds {
             let mut v = self.command(dot, cmd, value)?;
@@ -297,7 +297,7 @@ impl State<'_> {
     }
 
     /// One command; `last` is the previous stage's value, passed as the final argument.
-    fn command(&mut self, dot: &Val, cmd: &Command, last: Option<Val>) -> R<Val> {
+    fn command(&mut self, dot: &Val, cmd: &Command, last: Option<Val>) -> Exec<Val> {
         let first = &cmd.args[0];
         let rest = &cmd.args[1..];
         match first {
@@ -347,7 +347,7 @@ impl State<'_> {
     }
 
     /// The value of an operand used as an argument.
-    fn arg_value(&mut self, dot: &Val, arg: &Arg) -> R<Val> {
+    fn arg_value(&mut self, dot: &Val, arg: &Arg) -> Exec<Val> {
         Ok(match arg {
             Arg::Field(span, fields) => self.field_chain(*span, dot.clone(), fields, false)?,
             Arg::Variable(span, name, fields) => {
@@ -384,7 +384,7 @@ impl State<'_> {
         receiver: Val,
         fields: &[String],
         has_args: bool,
-    ) -> R<Val> {
+    ) -> Exec<Val> {
         let mut v = receiver;
         for (i, f) in fields.iter().enumerate() {
             v = self.field(span, v, f, has_args && i == fields.len() - 1)?;
@@ -392,7 +392,7 @@ impl State<'_> {
         Ok(v)
     }
 
-    fn field(&self, span: Span, receiver: Val, name: &str, has_args: bool) -> R<Val> {
+    fn field(&self, span: Span, receiver: Val, name: &str, has_args: bool) -> Exec<Val> {
         let missing = self.tmpl.missing_key;
         match receiver {
             None => {
@@ -435,7 +435,7 @@ impl State<'_> {
         cmd: &Command,
         args: &[Arg],
         last: Option<Val>,
-    ) -> R<Val> {
+    ) -> Exec<Val> {
         let span = cmd.span;
         let found = self
             .overrides
@@ -497,7 +497,7 @@ impl State<'_> {
     }
 
     /// An argument converted to the parameter's type, with Go's messages for a mismatch.
-    fn typed_arg(&mut self, dot: &Val, arg: &Arg, param: Param) -> R<Value> {
+    fn typed_arg(&mut self, dot: &Val, arg: &Arg, param: Param) -> Exec<Value> {
         let span = arg.span();
         let text = || self.tmpl.src[span.start..span.end].to_string();
         match (arg, param) {
@@ -551,7 +551,7 @@ impl State<'_> {
         span: Span,
         args: &[Arg],
         last: Option<Val>,
-    ) -> R<Val> {
+    ) -> Exec<Val> {
         let given = args.len() + usize::from(last.is_some());
         if name == "and" || name == "or" {
             if given < 1 {
@@ -584,7 +584,7 @@ impl State<'_> {
         if let Some(l) = last {
             values.push(l);
         }
-        let want = |n: usize| -> R<()> {
+        let want = |n: usize| -> Exec<()> {
             if given != n {
                 return fail(
                     span,
@@ -593,7 +593,7 @@ impl State<'_> {
             }
             Ok(())
         };
-        let want_at_least = |n: usize| -> R<()> {
+        let want_at_least = |n: usize| -> Exec<()> {
             if given < n {
                 return fail(
                     span,
@@ -724,7 +724,7 @@ fn literal_kind(param: Param) -> &'static str {
     }
 }
 
-fn check_arity(span: Span, name: &str, sig: &Signature, given: usize, explicit: usize) -> R<()> {
+fn check_arity(span: Span, name: &str, sig: &Signature, given: usize, explicit: usize) -> Exec<()> {
     if sig.variadic.is_some() {
         if given < sig.fixed.len() {
             return fail(
@@ -748,7 +748,7 @@ fn check_arity(span: Span, name: &str, sig: &Signature, given: usize, explicit: 
 }
 
 /// Go's `validateType`: a value for a parameter of a given type.
-fn convert(span: Span, v: Val, param: Param) -> R<Value> {
+fn convert(span: Span, v: Val, param: Param) -> Exec<Value> {
     let Some(v) = v else {
         return match param {
             Param::Any => Ok(Value::Null),
