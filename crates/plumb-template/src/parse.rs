@@ -158,7 +158,8 @@ struct Parser<'a> {
 struct EndMark {
     pos: usize,
     text: &'static str,
-    /// For `else`: the token index after `else` (an `if`/`with` to chain, or the right delim).
+    /// An `{{else}}` (the parser stands after the `else` keyword, before a chained `if`/`with`
+    /// or the right delimiter), not an `{{end}}`.
     is_else: bool,
 }
 
