@@ -308,6 +308,29 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// Records a `define`d or `block` template. Go's parser refuses a second non-empty
+    /// definition of a name in one text; an empty one (only spaces) never replaces another.
+    fn add_template(&mut self, pos: usize, name: String, list: List) -> Result<(), Error> {
+        let is_empty = |l: &List| {
+            l.iter()
+                .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+        };
+        match self.trees.defined.get(&name) {
+            Some(existing) if !is_empty(existing) => {
+                if !is_empty(&list) {
+                    return Err(self.err(
+                        pos,
+                        format!("template: multiple definition of template {name:?}"),
+                    ));
+                }
+            }
+            _ => {
+                self.trees.defined.insert(name, list);
+            }
+        }
+        Ok(())
+    }
+
     fn define(&mut self, pos: usize) -> Result<(), Error> {
         let t = self.next_non_space();
         let Tok::Str(name) = t.kind else {
@@ -325,7 +348,7 @@ impl Parser<'_> {
             Some(e) => return Err(self.err(e.pos, "unexpected {{else}} in define")),
             None => return Err(self.err(pos, "unexpected EOF")),
         }
-        self.trees.defined.insert(name, list);
+        self.add_template(pos, name, list)?;
         Ok(())
     }
 
@@ -422,7 +445,7 @@ impl Parser<'_> {
             Some(e) => return Err(self.err(e.pos, "unexpected {{else}} in block clause")),
             None => return Err(self.err(pos, "unexpected EOF")),
         }
-        self.trees.defined.insert(name.clone(), list);
+        self.add_template(pos, name.clone(), list)?;
         Ok(Node::Template {
             span: Span {
                 start: pos,
@@ -543,7 +566,8 @@ impl Parser<'_> {
                     self.vars.push(name);
                     if context == "range" && decl.len() < 2 {
                         match self.peek_non_space().kind {
-                            Tok::Variable(_) => continue,
+                            // `{{range $k,}}` goes on to report the missing value.
+                            Tok::Variable(_) | Tok::RightDelim | Tok::RightParen => continue,
                             _ => {
                                 return Err(
                                     self.err(after.pos, "range can only initialize variables")
