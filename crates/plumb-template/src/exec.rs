@@ -138,7 +138,14 @@ impl State<'_> {
                 return flow;
             }
             Node::Template { span, name, pipe } => {
-                let Some(tree) = self.tmpl.trees.defined.get(name) else {
+                // The main text is a template too, under the name it was parsed with.
+                let tree = self
+                    .tmpl
+                    .trees
+                    .defined
+                    .get(name)
+                    .or((name == &self.tmpl.name).then_some(&self.tmpl.trees.main));
+                let Some(tree) = tree else {
                     return fail(*span, format!("template {name:?} not defined"));
                 };
                 let new_dot = match pipe {
