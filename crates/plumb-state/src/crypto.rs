@@ -76,6 +76,11 @@ impl Keys {
         self.passphrase = Some(SecretString::from(passphrase));
     }
 
+    /// True when these keys can decrypt (an identity or a passphrase), not only encrypt.
+    pub fn can_decrypt(&self) -> bool {
+        !self.identities.is_empty() || self.passphrase.is_some()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.identities.is_empty() && self.recipients.is_empty() && self.passphrase.is_none()
     }

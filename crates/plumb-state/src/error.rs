@@ -23,6 +23,8 @@ pub enum StateError {
     NoSuchVersion { stack: String, serial: u64 },
     #[error("{}", locked_message(.0))]
     Locked(Box<LockInfo>),
+    #[error("invalid lock id {0:?}: use 1-128 printable ASCII characters, no spaces")]
+    InvalidLockId(String),
     #[error("stack {0} is not locked")]
     NotLocked(String),
     #[error("stack {stack} is locked with id {found}, not {given}")]

@@ -25,6 +25,7 @@ mod location;
 mod lock;
 pub mod probe;
 mod repair;
+pub mod serve;
 mod store;
 
 pub use crypto::{Keys, VersionHeader};

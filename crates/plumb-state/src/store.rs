@@ -357,7 +357,32 @@ impl StateStore {
         ttl: std::time::Duration,
     ) -> Result<HeldLock, StateError> {
         let ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(1));
-        let info = LockInfo::new(stack.as_str(), who, operation, ttl);
+        self.take_lock(stack, LockInfo::new(stack.as_str(), who, operation, ttl))
+    }
+
+    /// [`StateStore::lock`] under an id the caller chose: OpenTofu and Terraform name their
+    /// locks themselves, then write and unlock by that name. The id is 1-128 printable ASCII
+    /// characters; a lock already held under the same id is refused like any other (the caller
+    /// decides whether that one is its own).
+    pub fn lock_as(
+        &self,
+        stack: &StackName,
+        id: &str,
+        who: &str,
+        operation: &str,
+        ttl: std::time::Duration,
+    ) -> Result<HeldLock, StateError> {
+        let printable = (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_graphic());
+        if !printable {
+            return Err(StateError::InvalidLockId(id.to_string()));
+        }
+        let ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(1));
+        let mut info = LockInfo::new(stack.as_str(), who, operation, ttl);
+        info.id = id.to_string();
+        self.take_lock(stack, info)
+    }
+
+    fn take_lock(&self, stack: &StackName, info: LockInfo) -> Result<HeldLock, StateError> {
         let bytes = serde_json::to_vec(&info).unwrap_or_default();
         match self
             .backend

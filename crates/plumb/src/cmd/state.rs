@@ -148,6 +148,35 @@ pub enum StateCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Serve the store as the `http` backend of OpenTofu and Terraform (GET and POST state,
+    /// LOCK and UNLOCK), after probing it; stops on Ctrl-C or SIGTERM.
+    Serve {
+        #[command(flatten)]
+        store: StoreOpt,
+        #[command(flatten)]
+        keys: KeyOpt,
+        /// The address to listen on: loopback, or any address with --tls-cert and --tls-key.
+        /// Port 0 picks a free port (the log says which).
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8750")]
+        listen: String,
+        /// The server's certificate chain (PEM), to serve HTTPS.
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// A file of `username:password` lines the backend may authenticate with. Default:
+        /// $PLUMB_STATE_USERNAME and $PLUMB_STATE_PASSWORD.
+        #[arg(long, value_name = "FILE")]
+        credentials: Option<PathBuf>,
+        /// Serve a store that fails the probe (logged as a warning): on it, two clients can
+        /// both hold a lock and versions can be lost.
+        #[arg(long)]
+        allow_unsafe_store: bool,
+        /// The expiry written into the backend's locks (advice only), in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+        lock_ttl: u64,
+    },
     /// Prove the store honours conditional writes (exit 1 if it does not).
     Probe {
         #[command(flatten)]
@@ -425,6 +454,24 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
                 eprintln!("repaired stack {name}");
             }
         }
+        StateCommand::Serve {
+            store,
+            keys,
+            listen,
+            tls_cert,
+            tls_key,
+            credentials,
+            allow_unsafe_store,
+            lock_ttl,
+        } => serve(ServeArgs {
+            store,
+            keys,
+            listen,
+            tls: tls_cert.zip(tls_key),
+            credentials,
+            allow_unsafe_store,
+            lock_ttl,
+        })?,
         StateCommand::Probe {
             store,
             output,
@@ -454,6 +501,62 @@ fn dispatch(command: StateCommand) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+struct ServeArgs {
+    store: StoreOpt,
+    keys: KeyOpt,
+    listen: String,
+    tls: Option<(PathBuf, PathBuf)>,
+    credentials: Option<PathBuf>,
+    allow_unsafe_store: bool,
+    lock_ttl: u64,
+}
+
+fn serve(args: ServeArgs) -> Result<(), Failure> {
+    use plumb_state::serve::{Credentials, Log, ServeConfig, Server, TlsFiles};
+    use std::net::ToSocketAddrs;
+    let keys = load_keys(&args.keys.identities, Some(&args.keys.recipient))?;
+    let credentials = match &args.credentials {
+        Some(path) => Credentials::from_file(path).map_err(Failure)?,
+        None => Credentials::from_env()
+            .ok_or_else(|| {
+                Failure(
+                    "no credentials: set PLUMB_STATE_USERNAME and PLUMB_STATE_PASSWORD, or give                      --credentials FILE (username:password lines); the server refuses every                      request without them"
+                        .to_string(),
+                )
+            })?
+            .map_err(Failure)?,
+    };
+    let listen = args
+        .listen
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| {
+            Failure(format!(
+                "--listen {:?}: expected ADDRESS:PORT, such as 127.0.0.1:8750",
+                args.listen
+            ))
+        })?;
+    let store = open_store(&args.store)?;
+    let config = ServeConfig {
+        listen,
+        tls: args.tls.map(|(cert, key)| TlsFiles { cert, key }),
+        credentials,
+        keys,
+        allow_unsafe_store: args.allow_unsafe_store,
+        lock_ttl: std::time::Duration::from_secs(args.lock_ttl),
+        probe: ProbeOptions::default(),
+    };
+    let log: Log = std::sync::Arc::new(|line: &str| {
+        // A closed stderr must not stop the server.
+        let _ = writeln!(std::io::stderr(), "{line}");
+    });
+    let server = Server::start(store, config, log).map_err(|e| Failure(e.to_string()))?;
+    server
+        .run_until_signal()
+        .map_err(|e| Failure(e.to_string()))
 }
 
 fn probe_text(report: &ProbeReport) -> String {
