@@ -360,3 +360,43 @@ fn passphrase_round_trip_and_wrong_passphrase() {
         "{err}"
     );
 }
+
+#[test]
+fn a_lock_under_a_chosen_id_is_the_only_one_that_writes_and_unlocks() {
+    for (store, _dir) in stores() {
+        let (keys, _) = Keys::generate();
+        let ttl = std::time::Duration::from_secs(60);
+        for bad in ["", "with space", "tab\there", &"x".repeat(129)] {
+            assert!(
+                matches!(
+                    store.lock_as(&stack(), bad, "me", "apply", ttl),
+                    Err(StateError::InvalidLockId(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        let id = "6a1f2c3e-0b4d-4e5f-8a9b-0c1d2e3f4a5b";
+        let held = store
+            .lock_as(&stack(), id, "ops@laptop", "OperationTypeApply", ttl)
+            .expect("lock");
+        assert_eq!(held.info.id, id);
+        assert_eq!(held.info.who, "ops@laptop");
+        match store.lock_as(&stack(), "other", "ci@runner", "apply", ttl) {
+            Err(StateError::Locked(holder)) => assert_eq!(holder.id, id),
+            other => panic!("a second lock was not refused: {other:?}"),
+        }
+        assert!(matches!(
+            store.put(&stack(), &keys, b"x", "ci", Some("other"), &mut |_| {}),
+            Err(StateError::LockMismatch { .. })
+        ));
+        assert_eq!(
+            store
+                .put(&stack(), &keys, b"state", "ops", Some(id), &mut |_| {})
+                .ok(),
+            Some(1)
+        );
+        assert!(store.unlock(&stack(), "other").is_err());
+        store.unlock(&stack(), id).expect("unlock");
+        assert!(store.current_lock(&stack()).expect("read lock").is_none());
+    }
+}

@@ -248,11 +248,16 @@ impl Server {
 
     /// Sends SIGTERM and waits: the server must stop on its own, cleanly, saying so.
     fn stop(&mut self) -> Vec<String> {
+        self.stop_with("TERM")
+    }
+
+    /// Sends SIG`signal` (TERM or INT, as Ctrl-C does) and waits for a clean stop.
+    fn stop_with(&mut self, signal: &str) -> Vec<String> {
         let Some(mut child) = self.child.take() else {
             return self.lines();
         };
         let status = Command::new("sh")
-            .args(["-c", &format!("kill -TERM {}", child.id())])
+            .args(["-c", &format!("kill -{signal} {}", child.id())])
             .status()
             .expect("sh kill");
         assert!(status.success());
@@ -277,7 +282,9 @@ impl Server {
             lines.join("\n")
         );
         assert!(
-            lines.iter().any(|l| l.contains("SIGTERM: stopping")),
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("SIG{signal}: stopping"))),
             "{}",
             lines.join("\n")
         );
@@ -561,8 +568,70 @@ fn a_held_lock_stops_terraform_and_names_its_holder() {
     let got = env.run(&["get", "--stack", "dns"]);
     ok(&got, "plumb state get");
     assert_eq!(greeting_of(&stdout(&got)), "one");
-    let log = server.stop().join("\n");
+    let log = server.stop_with("INT").join("\n");
     assert!(log.contains("LOCK dns: 423 locked by"), "{log}");
+}
+
+/// While one Terraform holds the lock (`terraform console` keeps it until its input ends), an
+/// apply fails with the lock error naming the holder's lock id, and writes nothing.
+#[test]
+fn a_terraform_holding_the_lock_stops_another() {
+    let env = Env::new(None);
+    let mut server = env.serve(&[]);
+    let root = env.terraform_root("vpn", &backend(&server.base(), "vpn", PASSWORD), "one");
+    ok(
+        &env.tf(&root, &["init", "-input=false", "-no-color"]),
+        "terraform init",
+    );
+    let mut holder = env
+        .terraform(&root, &["console", "-no-color"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn terraform console");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let id = loop {
+        let taken = server.lines().iter().find_map(|l| {
+            l.contains("LOCK vpn: 200 locked for")
+                .then(|| l.rsplit("lock ").next().map(str::to_string))
+                .flatten()
+        });
+        if let Some(id) = taken {
+            break id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "console took no lock:\n{}",
+            server.lines().join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let blocked = env.tf(
+        &root,
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+    );
+    assert!(!blocked.status.success(), "apply went through a held lock");
+    let message = stderr(&blocked)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        message.contains(&format!("HTTP remote state already locked: ID={id}")),
+        "{message}"
+    );
+    drop(holder.stdin.take());
+    let console = holder.wait_with_output().expect("wait terraform console");
+    ok(&console, "terraform console");
+    assert!(
+        !env.run(&["history", "--stack", "vpn"]).status.success(),
+        "something was written"
+    );
+    let log = server.stop().join("\n");
+    assert!(
+        log.contains(&format!("UNLOCK vpn: 200 released lock {id}")),
+        "{log}"
+    );
 }
 
 #[test]
