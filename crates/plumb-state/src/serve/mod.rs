@@ -139,6 +139,11 @@ impl Server {
         reach(store.backend()).map_err(ServeError::Unreachable)?;
         log(&format!("probing {describe} before serving it"));
         let report = probe(store.backend(), &config.probe);
+        if let Some(e) = &report.cleanup_error {
+            log(&format!(
+                "note: the probe's scratch objects under .plumb-probe/ were not all removed: {e}"
+            ));
+        }
         if report.passed {
             log(&format!(
                 "probe of {describe}: safe, all {} properties honoured",
