@@ -968,3 +968,67 @@ fn tls_with_a_self_signed_certificate_and_no_plain_text_beyond_loopback() {
     let log = server.stop().join("\n");
     assert!(log.contains("POST tls: 200 wrote version 1"), "{log}");
 }
+
+#[test]
+fn credentials_come_from_a_file_or_the_environment_and_are_required() {
+    let env = Env::new(None);
+    let none = env.run(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("no credentials"),
+        "{}",
+        stderr(&none)
+    );
+    let half = env
+        .plumb(&["serve", "--listen", "127.0.0.1:0"])
+        .env("PLUMB_STATE_USERNAME", USER)
+        .output()
+        .expect("run plumb");
+    assert_eq!(half.status.code(), Some(2), "{}", stderr(&half));
+    assert!(stderr(&half).contains("set both"), "{}", stderr(&half));
+
+    let file = env.dir.path().join("credentials");
+    std::fs::write(&file, "# runners\nci:first-secret\nlaptop:second:secret\n").expect("write");
+    let mut cmd = env.plumb(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--credentials",
+        &file.display().to_string(),
+    ]);
+    cmd.env("PLUMB_STATE_USERNAME", USER)
+        .env("PLUMB_STATE_PASSWORD", PASSWORD);
+    let mut server = Server::start(cmd).unwrap_or_else(|log| panic!("serve:\n{log}"));
+    let get = |auth| request(server.port, "GET", "/any", auth, b"").status;
+    assert_eq!(get(Some(("ci", "first-secret"))), 404);
+    assert_eq!(get(Some(("laptop", "second:secret"))), 404);
+    assert_eq!(
+        get(Some((USER, PASSWORD))),
+        401,
+        "the file replaces the environment"
+    );
+    assert_eq!(get(Some(("ci", "second:secret"))), 401);
+    server.stop();
+
+    // Recipients alone cannot decrypt what the server must read back.
+    // The recipient of age's own documentation.
+    let recipient = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p";
+    let encrypt_only = env
+        .plumb(&["serve", "--listen", "127.0.0.1:0", "--recipient", recipient])
+        .env_remove("PLUMB_STATE_IDENTITY")
+        .env("PLUMB_STATE_USERNAME", USER)
+        .env("PLUMB_STATE_PASSWORD", PASSWORD)
+        .output()
+        .expect("run plumb");
+    assert_eq!(
+        encrypt_only.status.code(),
+        Some(2),
+        "{}",
+        stderr(&encrypt_only)
+    );
+    assert!(
+        stderr(&encrypt_only).contains("must decrypt the state it serves"),
+        "{}",
+        stderr(&encrypt_only)
+    );
+}
