@@ -447,22 +447,23 @@ fn terraform_round_trip(env: &Env) {
         .collect();
     assert_eq!(statuses, vec![(1, "committed"), (2, "head")], "{history}");
     let mut greetings = Vec::new();
-    let mut terraform_serials = Vec::new();
+    let mut states = Vec::new();
     for serial in ["1", "2"] {
         let got = env.run(&["get", "--stack", "network", "--serial", serial]);
         ok(&got, "plumb state get --serial");
-        let state = stdout(&got);
-        greetings.push(greeting_of(&state));
-        terraform_serials.push(json(&state)["serial"].as_u64().expect("terraform serial"));
-        assert_eq!(json(&state)["terraform_version"], "1.0.3");
+        let state = json(&stdout(&got));
+        greetings.push(greeting_of(&stdout(&got)));
+        assert_eq!(state["terraform_version"], "1.0.3");
+        states.push(state);
     }
     assert_eq!(greetings, ["hello from v1", "hello from v2"]);
-    assert!(
-        terraform_serials[0] < terraform_serials[1],
-        "{terraform_serials:?}"
+    assert_eq!(
+        states[0]["lineage"], states[1]["lineage"],
+        "one Terraform state, two versions"
     );
-    let pulled = json(&stdout(&pulled));
-    assert_eq!(pulled["serial"].as_u64(), Some(terraform_serials[1]));
+    assert!(states[0]["serial"].as_u64() < states[1]["serial"].as_u64());
+    // The newest version is, document for document, what Terraform reads back.
+    assert_eq!(json(&stdout(&pulled)), states[1]);
 
     let log = server.stop();
     let text = log.join("\n");
