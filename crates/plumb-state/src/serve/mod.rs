@@ -54,7 +54,9 @@ pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 /// A PEM certificate chain and the PEM private key that goes with it.
 #[derive(Clone, Debug)]
 pub struct TlsFiles {
+    /// The certificate chain, leaf first (PEM `CERTIFICATE` blocks).
     pub cert: PathBuf,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1).
     pub key: PathBuf,
 }
 
@@ -63,6 +65,7 @@ pub struct ServeConfig {
     /// The address to listen on; beyond loopback only with `tls`. Port 0 picks a free port
     /// (the log says which).
     pub listen: SocketAddr,
+    /// Serve HTTPS with this certificate; `None` serves plain HTTP (loopback only).
     pub tls: Option<TlsFiles>,
     /// The username/password pairs accepted; every request without one is refused.
     pub credentials: Credentials,
