@@ -1033,3 +1033,41 @@ fn credentials_come_from_a_file_or_the_environment_and_are_required() {
         stderr(&encrypt_only)
     );
 }
+
+/// Locks and versions live in the store: a lock taken through one server is held through the
+/// next, and the write under it lands as the next version.
+#[test]
+fn a_lock_outlives_a_restart_of_the_server() {
+    let env = Env::new(None);
+    let mut first = env.serve(&[]);
+    let taken = authed(
+        first.port,
+        "LOCK",
+        "/db",
+        &lock_body("before-restart", "ops@a"),
+    );
+    assert_eq!(taken.status, 200, "{}", taken.text());
+    first.stop();
+    let mut second = env.serve(&[]);
+    let other = authed(
+        second.port,
+        "LOCK",
+        "/db",
+        &lock_body("after-restart", "ops@b"),
+    );
+    assert_eq!(other.status, 423, "{}", other.text());
+    assert_eq!(json(&other.text())["ID"], "before-restart");
+    let state = br#"{"version":4,"serial":3,"lineage":"y","outputs":{},"resources":[]}"#;
+    let written = authed(second.port, "POST", "/db?ID=before-restart", state);
+    assert_eq!(written.status, 200, "{}", written.text());
+    let released = authed(
+        second.port,
+        "UNLOCK",
+        "/db",
+        &lock_body("before-restart", "ops@a"),
+    );
+    assert_eq!(released.status, 200, "{}", released.text());
+    let read = authed(second.port, "GET", "/db", b"");
+    assert_eq!(read.body, state);
+    second.stop();
+}
