@@ -1069,5 +1069,26 @@ fn a_lock_outlives_a_restart_of_the_server() {
     assert_eq!(released.status, 200, "{}", released.text());
     let read = authed(second.port, "GET", "/db", b"");
     assert_eq!(read.body, state);
+    // A lock address with fixed methods: PUT takes the lock, DELETE releases it.
+    let put = authed(
+        second.port,
+        "PUT",
+        "/db/lock",
+        &lock_body("by-put", "ops@c"),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    let held = authed(second.port, "LOCK", "/db", &lock_body("other", "ops@d"));
+    assert_eq!(json(&held.text())["ID"], "by-put");
+    let delete = authed(
+        second.port,
+        "DELETE",
+        "/db/lock",
+        &lock_body("by-put", "ops@c"),
+    );
+    assert_eq!(delete.status, 200, "{}", delete.text());
+    assert!(
+        env.run(&["lock", "--stack", "db"]).status.success(),
+        "DELETE released it"
+    );
     second.stop();
 }
