@@ -636,6 +636,61 @@ mod tests {
     }
 
     #[test]
+    fn the_lock_id_comes_from_the_query_decoded() {
+        let uri = |text: &str| text.parse::<hyper::Uri>().unwrap();
+        assert_eq!(
+            query_id(&uri("/network?ID=a%2Fb+c")).as_deref(),
+            Some("a/b c")
+        );
+        assert_eq!(
+            query_id(&uri("/network?force=1&ID=x")).as_deref(),
+            Some("x")
+        );
+        assert_eq!(query_id(&uri("/network?ID=")), None);
+        assert_eq!(
+            query_id(&uri("/network?id=x")),
+            None,
+            "the backend sends ID"
+        );
+        assert_eq!(query_id(&uri("/network")), None);
+    }
+
+    #[test]
+    fn a_body_must_match_its_content_md5_when_it_has_one() {
+        let mut headers = hyper::HeaderMap::new();
+        assert!(
+            check_md5(&headers, b"{}").is_ok(),
+            "no header, nothing to check"
+        );
+        // base64 of the MD5 of "{}", as the backend sends it.
+        headers.insert(
+            "content-md5",
+            HeaderValue::from_static("mZFLkyvTelC5g8XnyQrpOw=="),
+        );
+        assert!(check_md5(&headers, b"{}").is_ok());
+        let refused = check_md5(&headers, b"{ }").expect_err("a changed body is refused");
+        assert_eq!(refused.reply.status(), StatusCode::BAD_REQUEST);
+        headers.insert("content-md5", HeaderValue::from_static("not base64"));
+        assert!(check_md5(&headers, b"{}").is_err());
+    }
+
+    #[test]
+    fn store_errors_map_to_what_the_backend_retries_or_reports() {
+        let backend = StateError::Backend(crate::backend::BackendError::io("k", "reset"));
+        assert_eq!(status_of(&backend), StatusCode::BAD_GATEWAY, "retried");
+        assert_eq!(
+            status_of(&StateError::NotLocked("s".to_string())),
+            StatusCode::CONFLICT
+        );
+        let rolled_back = StateError::RolledBack {
+            stack: "s".to_string(),
+            head: 1,
+            above: 3,
+        };
+        assert_eq!(status_of(&rolled_back), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
     fn addresses_are_a_stack_or_its_lock() {
         assert!(matches!(Route::parse("/network"), Ok(Route::State(s)) if s.as_str() == "network"));
         assert!(
