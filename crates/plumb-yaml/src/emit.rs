@@ -195,6 +195,14 @@ impl Emitter {
         if !self.whitespace {
             self.put(' ');
         }
+        // No space where a line could break, or none past the width: the text as it is.
+        if !allow_breaks || !text.contains(' ') || self.column + text.len() <= BEST_WIDTH {
+            self.out.push_str(text);
+            self.column += text.chars().count();
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
@@ -392,6 +400,16 @@ struct Analysis {
     block_allowed: bool,
 }
 
+/// ASCII letters, digits and `-_./`, not starting with `-` or `.`: text every style carries
+/// unchanged (most names, labels, images and paths), with no need to look further.
+fn is_simple_word(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.first()
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'/')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
+}
+
 /// libyaml's scalar analysis: which styles can carry this text unchanged.
 fn analyze(text: &str) -> Analysis {
     if text.is_empty() {
@@ -400,6 +418,14 @@ fn analyze(text: &str) -> Analysis {
             block_plain_allowed: true,
             single_quoted_allowed: true,
             block_allowed: false,
+        };
+    }
+    if is_simple_word(text) {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
         };
     }
     let chars: Vec<char> = text.chars().collect();
