@@ -195,8 +195,10 @@ mod tests {
     }
 
     /// `state get` and `history` only read versions: a recipient would be accepted and ignored.
+    /// Only the commands that write versions take one: `put`, and `serve` for what the backend
+    /// posts.
     #[test]
-    fn only_state_put_takes_recipients() {
+    fn only_state_writers_take_recipients() {
         let command = Cli::command();
         let state = command.find_subcommand("state").expect("plumb state");
         let with_recipient: Vec<&str> = state
@@ -204,6 +206,6 @@ mod tests {
             .filter(|c| c.get_arguments().any(|a| a.get_long() == Some("recipient")))
             .map(clap::Command::get_name)
             .collect();
-        assert_eq!(with_recipient, ["put"]);
+        assert_eq!(with_recipient, ["put", "serve"]);
     }
 }
