@@ -109,7 +109,10 @@ fn a_template_error_names_the_file_and_line() {
     let repo = tempfile::tempdir().expect("temp dir");
     repository(
         repo.path(),
-        &TENANTS.replace("./tenants/<< inputs.tenant >>", "./tenants/<< inputs.team >>"),
+        &TENANTS.replace(
+            "./tenants/<< inputs.tenant >>",
+            "./tenants/<< inputs.team >>",
+        ),
     );
     let (code, _out, err) = run(plumb(cache.path()).arg("build").arg(repo.path()));
     assert_ne!(code, 0, "{err}");
