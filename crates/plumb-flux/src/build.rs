@@ -449,6 +449,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 via: String::new(),
                 origin: None,
                 flux_version: None,
+                instance: Value::Null,
             };
             let why = Inference::BootstrapEntry {
                 source,
@@ -534,10 +535,11 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             ks.namespace = String::new();
             // It stands for a directory, not an object: it has no sourceRef to diagnose.
             ks.problems.clear();
-            let (objects, diagnostics) = match discovery {
+            let (mut objects, mut diagnostics) = match discovery {
                 Ok(objects) => (objects, Vec::new()),
                 Err(d) => (Vec::new(), vec![d]),
             };
+            crate::resourceset::expand_all(&mut objects, &mut diagnostics);
             nodes.push(Node {
                 chain: vec![format!(
                     "entry {}",
@@ -1268,6 +1270,8 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             set_common_metadata(&mut object.value, &ks.common_labels, &ks.common_annotations);
         }
     }
+    // flux-operator expands the ResourceSets kustomize-controller applied.
+    crate::resourceset::expand_all(&mut objects, &mut diagnostics);
     Built {
         path: rel,
         objects,

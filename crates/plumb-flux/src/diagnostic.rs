@@ -80,6 +80,12 @@ pub enum Code {
     RenderFailed,
     /// A release renders differently twice with the same inputs.
     RenderNondeterministic,
+    /// A ResourceSet that flux-operator fails to expand (a template error, a bad input
+    /// strategy, duplicate objects across steps).
+    ResourceSetFailed,
+    /// A ResourceSet whose inputs are not known here (a provider not in the build output, or
+    /// one whose inputs come from the cluster): what it generates is not built.
+    ResourceSetNotExpanded,
 }
 
 impl Code {
@@ -112,6 +118,8 @@ impl Code {
             Code::ValuesNotFound => "values-not-found",
             Code::RenderFailed => "render-failed",
             Code::RenderNondeterministic => "render-nondeterministic",
+            Code::ResourceSetFailed => "resource-set-failed",
+            Code::ResourceSetNotExpanded => "resource-set-not-expanded",
         }
     }
 }

@@ -22,7 +22,8 @@ pub struct Summary {
     /// Not built because their source could not be fetched.
     pub unavailable: usize,
     pub objects: usize,
-    /// flux-operator ResourceSets: the Flux objects they generate are not built yet.
+    /// flux-operator ResourceSets; what they generate is built with the Kustomization that
+    /// holds them ([`crate::resourceset`]).
     pub resource_sets: usize,
     /// HelmReleases, and how many were rendered, failed, could not get their chart, or were
     /// not rendered (no helm, a chart source plumb does not fetch, values it cannot know).
@@ -176,7 +177,7 @@ impl fmt::Display for Summary {
         if self.resource_sets > 0 {
             write!(
                 f,
-                "; {} not expanded (what they generate is not built)",
+                "; {} expanded",
                 plural(self.resource_sets, "ResourceSet", "ResourceSets")
             )?;
         }

@@ -42,6 +42,9 @@ pub struct ClusterSync {
     pub origin: Option<Node>,
     /// `distribution.version` of the FluxInstance (`2.x`, `2.6.4`, `2.6.x`), when given.
     pub flux_version: Option<String>,
+    /// The FluxInstance's `spec` (or the chart's `instance` values): its `sync`,
+    /// `kustomize.patches` and `commonMetadata` are what the operator generates the sync from.
+    pub instance: Value,
 }
 
 impl ClusterSync {
@@ -59,6 +62,7 @@ impl ClusterSync {
             format!("FluxInstance {namespace}/{}", object.name()),
         );
         sync.flux_version = distribution_version(spec);
+        sync.instance = spec.clone();
         Some(sync)
     }
 
@@ -87,6 +91,7 @@ impl ClusterSync {
             ),
         );
         found.flux_version = distribution_version(&spec["values"]["instance"]);
+        found.instance = spec["values"]["instance"].clone();
         Some(found)
     }
 
@@ -106,6 +111,7 @@ impl ClusterSync {
             format!("{} (values of the flux-instance chart)", path.display()),
         );
         found.flux_version = distribution_version(&value["instance"]);
+        found.instance = value["instance"].clone();
         Some(found)
     }
 
@@ -122,6 +128,7 @@ impl ClusterSync {
             via,
             origin,
             flux_version: None,
+            instance: serde_json::json!({ "sync": sync }),
         }
     }
 
@@ -138,21 +145,10 @@ impl ClusterSync {
     }
 
     /// The Kustomization the operator creates for this sync: named like its source, syncing
-    /// `path` from it.
+    /// `path` from it, with the FluxInstance's `spec.kustomize.patches` applied
+    /// ([`crate::fluxinstance`]). Patches that fail are the Kustomization's problems.
     pub fn kustomization(&self) -> FluxKustomization {
-        let value = serde_json::json!({
-            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-            "kind": "Kustomization",
-            "metadata": {"name": self.source.name, "namespace": self.source.namespace},
-            "spec": {
-                "path": self.path,
-                "sourceRef": {"kind": self.source.kind, "name": self.source.name},
-            },
-        });
-        FluxKustomization::from_object(Object {
-            value,
-            origin: self.origin.clone().map(std::sync::Arc::new),
-        })
+        crate::fluxinstance::sync_kustomization(self)
     }
 
     /// Where the sync's path is in this checkout: `path` inside the directory `.plumb.yaml`

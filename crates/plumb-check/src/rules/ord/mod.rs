@@ -49,7 +49,10 @@ pub(crate) fn claimed_by(d: &Diagnostic) -> Option<&'static str> {
 pub(crate) fn is_not_a_mistake(d: &Diagnostic) -> bool {
     matches!(
         d.code,
-        Code::Suspended | Code::SubstituteSourceAssumed | Code::SecretUndecrypted
+        Code::Suspended
+            | Code::SubstituteSourceAssumed
+            | Code::SecretUndecrypted
+            | Code::ResourceSetNotExpanded
     )
 }
 
