@@ -4,57 +4,17 @@
 
 #[path = "../../plumb-state/tests/support/moto.rs"]
 mod moto;
+#[path = "support/state_env.rs"]
+mod state_env;
 
 use moto::Moto;
+use state_env::Env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const WRITERS: usize = 16;
 
-struct Env {
-    dir: tempfile::TempDir,
-    store: String,
-    identity: PathBuf,
-}
-
 impl Env {
-    fn new(store: Option<String>) -> Env {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (_, identity_text) = plumb_state::Keys::generate();
-        let identity = dir.path().join("identity.txt");
-        std::fs::write(&identity, format!("{identity_text}\n")).expect("identity");
-        std::fs::create_dir(dir.path().join("tmp")).expect("tmp");
-        let store =
-            store.unwrap_or_else(|| format!("file://{}", dir.path().join("store").display()));
-        Env {
-            dir,
-            store,
-            identity,
-        }
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_plumb"));
-        cmd.arg("state")
-            .args(args)
-            .args(["--store", &self.store])
-            .env("PLUMB_STATE_IDENTITY", &self.identity)
-            .env_remove("PLUMB_STATE_PASSPHRASE")
-            .env_remove("PLUMB_STATE_RECIPIENTS")
-            .env_remove("PLUMB_STATE_FAULT")
-            // Any temporary file plumb made would land here, where the test can look.
-            .env("TMPDIR", self.dir.path().join("tmp"))
-            .stdin(Stdio::null());
-        for (key, value) in moto::AWS_ENV {
-            cmd.env(key, value);
-        }
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run plumb")
-    }
-
     fn file(&self, name: &str, content: &str) -> PathBuf {
         let path = self.dir.path().join(name);
         std::fs::write(&path, content).expect("write input");

@@ -8,9 +8,12 @@
 mod moto;
 #[path = "../../plumb-state/tests/support/proxy.rs"]
 mod proxy;
+#[path = "support/state_env.rs"]
+mod state_env;
 
 use base64::Engine;
 use moto::Moto;
+use state_env::Env;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -34,53 +37,10 @@ fn terraform_path() -> PathBuf {
     }
 }
 
-/// A temporary directory with an age identity: what `plumb state` commands and the server
-/// share.
-struct Env {
-    dir: tempfile::TempDir,
-    store: String,
-    identity: PathBuf,
-}
-
 impl Env {
-    fn new(store: Option<String>) -> Env {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (_, identity_text) = plumb_state::Keys::generate();
-        let identity = dir.path().join("identity.txt");
-        std::fs::write(&identity, format!("{identity_text}\n")).expect("identity");
-        let store =
-            store.unwrap_or_else(|| format!("file://{}", dir.path().join("store").display()));
-        Env {
-            dir,
-            store,
-            identity,
-        }
-    }
-
-    fn plumb(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_plumb"));
-        cmd.arg("state")
-            .args(args)
-            .args(["--store", &self.store])
-            .env("PLUMB_STATE_IDENTITY", &self.identity)
-            .env_remove("PLUMB_STATE_PASSPHRASE")
-            .env_remove("PLUMB_STATE_RECIPIENTS")
-            .env_remove("PLUMB_STATE_USERNAME")
-            .env_remove("PLUMB_STATE_PASSWORD")
-            .stdin(Stdio::null());
-        for (key, value) in moto::AWS_ENV {
-            cmd.env(key, value);
-        }
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.plumb(args).output().expect("run plumb")
-    }
-
     /// `plumb state serve` with the test's credentials in the environment, on a free port.
     fn serve(&self, extra: &[&str]) -> Server {
-        let mut cmd = self.plumb(&["serve", "--listen", "127.0.0.1:0"]);
+        let mut cmd = self.command(&["serve", "--listen", "127.0.0.1:0"]);
         cmd.args(extra)
             .env("PLUMB_STATE_USERNAME", USER)
             .env("PLUMB_STATE_PASSWORD", PASSWORD);
@@ -765,7 +725,7 @@ fn serve_refuses_a_store_that_fails_the_probe_unless_told_loudly() {
         proxy.endpoint()
     );
     let env = Env::new(Some(store));
-    let mut cmd = env.plumb(&["serve", "--listen", "127.0.0.1:0"]);
+    let mut cmd = env.command(&["serve", "--listen", "127.0.0.1:0"]);
     cmd.env("PLUMB_STATE_USERNAME", USER)
         .env("PLUMB_STATE_PASSWORD", PASSWORD);
     let log = match Server::start(cmd) {
@@ -902,7 +862,7 @@ fn sixteen_concurrent_clients_lose_no_update_on_s3() {
 fn tls_with_a_self_signed_certificate_and_no_plain_text_beyond_loopback() {
     let env = Env::new(None);
     let refused = env
-        .plumb(&["serve", "--listen", "0.0.0.0:0"])
+        .command(&["serve", "--listen", "0.0.0.0:0"])
         .env("PLUMB_STATE_USERNAME", USER)
         .env("PLUMB_STATE_PASSWORD", PASSWORD)
         .output()
@@ -981,7 +941,7 @@ fn credentials_come_from_a_file_or_the_environment_and_are_required() {
         stderr(&none)
     );
     let half = env
-        .plumb(&["serve", "--listen", "127.0.0.1:0"])
+        .command(&["serve", "--listen", "127.0.0.1:0"])
         .env("PLUMB_STATE_USERNAME", USER)
         .output()
         .expect("run plumb");
@@ -990,7 +950,7 @@ fn credentials_come_from_a_file_or_the_environment_and_are_required() {
 
     let file = env.dir.path().join("credentials");
     std::fs::write(&file, "# runners\nci:first-secret\nlaptop:second:secret\n").expect("write");
-    let mut cmd = env.plumb(&[
+    let mut cmd = env.command(&[
         "serve",
         "--listen",
         "127.0.0.1:0",
@@ -1015,7 +975,7 @@ fn credentials_come_from_a_file_or_the_environment_and_are_required() {
     // The recipient of age's own documentation.
     let recipient = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p";
     let encrypt_only = env
-        .plumb(&["serve", "--listen", "127.0.0.1:0", "--recipient", recipient])
+        .command(&["serve", "--listen", "127.0.0.1:0", "--recipient", recipient])
         .env_remove("PLUMB_STATE_IDENTITY")
         .env("PLUMB_STATE_USERNAME", USER)
         .env("PLUMB_STATE_PASSWORD", PASSWORD)
