@@ -292,10 +292,8 @@ pub fn substitute_object(
     if let Some(bad) = vars.keys().find(|k| !varsub::is_valid_var_name(k)) {
         return Err(Failure::InvalidName(bad.clone()));
     }
-    // Text without a `$` substitutes to itself: skip writing it out and reading it back.
-    if !mentions_dollar(value) {
-        return Ok(Some(value.clone()));
-    }
+    // Text without a `$` substitutes to itself, and most strings with one substitute in
+    // place: only the rest is written out and read back.
     match in_place(value, vars, mode) {
         InPlace::Unchanged => return Ok(Some(value.clone())),
         InPlace::Changed(out) => return Ok(Some(in_written_order(out))),
@@ -428,19 +426,6 @@ fn in_written_order(value: Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.into_iter().map(in_written_order).collect()),
         other => other,
-    }
-}
-
-/// Whether any key or string of `value` holds a `$`, the only character that starts an
-/// expression or an escape in substitution text.
-fn mentions_dollar(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains('$'),
-        Value::Array(items) => items.iter().any(mentions_dollar),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k.contains('$') || mentions_dollar(v)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 
