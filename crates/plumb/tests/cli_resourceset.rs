@@ -3,7 +3,11 @@
 //! built, the summary counts it as expanded, and a template error names the ResourceSet's
 //! file and line.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use assert_cmd::Command;
+use cli::write;
 use std::path::Path;
 
 fn plumb(cache: &Path) -> Command {
@@ -23,12 +27,6 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
 }
 
 const INSTANCE: &str = "apiVersion: fluxcd.controlplane.io/v1
