@@ -168,3 +168,49 @@ fn ord001_is_silent_when_what_may_provide_the_kind_was_not_seen() {
     let found = common::findings(&root, &["clusters/dev"], &config, |c| c == "ORD001");
     assert_eq!(found.len(), 1, "{found:#?}");
 }
+
+#[test]
+fn ord005_a_resource_set_dependency_that_does_not_exist() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ord005-resourceset");
+    let _ = std::fs::remove_dir_all(&root);
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let rset = |name: &str, depends: &str| {
+        format!(
+            "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  dependsOn:\n    - apiVersion: fluxcd.controlplane.io/v1\n      kind: ResourceSet\n      name: {depends}\n      namespace: flux-system\n  inputs:\n    - app: {name}\n  resources:\n    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: << inputs.app >>\n        namespace: default\n"
+        )
+    };
+    write(
+        "clusters/dev/flux-instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: GitRepository\n    url: https://git.example.com/dev.git\n    ref: refs/heads/main\n    path: clusters/dev\n",
+    );
+    // `apps` waits for `infra`, which exists; `infra` waits for `policy`, which does not.
+    write("clusters/dev/apps.yaml", &rset("apps", "infra"));
+    write("clusters/dev/infra.yaml", &rset("infra", "policy"));
+    let found = findings(&root);
+    let places: Vec<String> = found
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f.code,
+                f.location.as_ref().map(place).unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        ["ORD005 clusters/dev/infra.yaml:10:13"],
+        "{found:#?}"
+    );
+    assert!(
+        found[0]
+            .message
+            .starts_with("ResourceSet flux-system/infra dependsOn ResourceSet flux-system/policy"),
+        "{}",
+        found[0].message
+    );
+}

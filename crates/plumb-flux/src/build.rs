@@ -664,8 +664,9 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             },
         ));
     }
-    let kustomizations: Vec<KustomizationBuild> =
+    let mut kustomizations: Vec<KustomizationBuild> =
         kustomizations.into_iter().map(|(_, k)| k).collect();
+    crate::resourceset::depends_on::add_edges(&mut kustomizations);
     let kustomize_seconds = kustomize_started.elapsed().as_secs_f64();
     let helm_started = Instant::now();
     let releases = crate::helm_release::render_releases(

@@ -1,5 +1,6 @@
 //! Problems of the `dependsOn` graph of one cluster rather than of one Kustomization: a
 //! dependency that no Kustomization creates waits forever, and a cycle never becomes ready.
+//! A ResourceSet's `dependsOn` is part of the graph too ([`crate::resourceset::depends_on`]).
 
 use crate::build::KustomizationBuild;
 use crate::diagnostic::{Code, Diagnostic};
@@ -83,6 +84,9 @@ pub fn graph_diagnostics(
             .with_chain(&first.chain),
         );
     }
+    out.extend(crate::resourceset::depends_on::missing_diagnostics(
+        kustomizations,
+    ));
     // HelmRelease cycles are rarer; report dependencies on missing HelmReleases only.
     let releases: Vec<String> = helm_releases.iter().map(|(h, _)| h.id.key()).collect();
     for (hr, _) in helm_releases {

@@ -5,7 +5,8 @@ use plumb_flux::model::{HelmRelease, HELM_GROUP};
 
 /// ## What it does
 /// Finds `dependsOn` entries of Flux Kustomizations and HelmReleases that name an object no
-/// Kustomization of the cluster creates.
+/// Kustomization of the cluster creates, and those of flux-operator's ResourceSets that name a
+/// Kustomization, HelmRelease or ResourceSet nothing of the cluster creates.
 ///
 /// ## Why is this bad?
 /// Flux waits for every dependency to be Ready before it reconciles the dependent. A
@@ -44,7 +45,7 @@ impl Rule for MissingDependency {
     }
 
     fn summary(&self) -> &'static str {
-        "dependsOn names a Kustomization or HelmRelease that does not exist"
+        "dependsOn names a Kustomization, HelmRelease or ResourceSet that does not exist"
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
@@ -72,6 +73,23 @@ impl Rule for MissingDependency {
                         .with_chain(&k.chain),
                     );
                 }
+            }
+            for m in plumb_flux::resourceset::depends_on::missing(&entry.kustomizations) {
+                out.push(
+                    Finding::new(
+                        self.code(),
+                        format!(
+                            "ResourceSet {}/{} dependsOn {}, which nothing of this cluster creates: the operator waits for it forever and applies none of the ResourceSet's objects",
+                            m.rset.namespace_or_default(),
+                            m.rset.name(),
+                            m.dependency.describe()
+                        ),
+                        "remove the entry, or add the object it names (its `namespace:` must be the object's own)".to_string(),
+                    )
+                    .at(list_item(m.rset, &["spec", "dependsOn"], m.index, "name")
+                        .and_then(|n| Location::of(n, cx.root)))
+                    .with_chain(m.chain),
+                );
             }
             let releases: Vec<(&plumb_flux::build::KustomizationBuild, &_, HelmRelease)> = entry
                 .kustomizations

@@ -18,6 +18,8 @@ use plumb_yaml::Node;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
+pub mod depends_on;
+
 /// The annotation that excludes a generated object (`disabled`), or the whole ResourceSet.
 const RECONCILE_ANNOTATION: &str = "fluxcd.controlplane.io/reconcile";
 /// The operator's limit on the input sets `Permute` may produce.
@@ -147,12 +149,9 @@ pub fn expand(rset: &Object, providers: &[&Object]) -> Result<Expanded, Diagnost
     };
     let (labels, common_annotations) = (common("labels"), common("annotations"));
     let mut owner = Map::new();
+    owner.insert(depends_on::OWNER_NAME.into(), json!(rset.name()));
     owner.insert(
-        "resourceset.fluxcd.controlplane.io/name".into(),
-        json!(rset.name()),
-    );
-    owner.insert(
-        "resourceset.fluxcd.controlplane.io/namespace".into(),
+        depends_on::OWNER_NAMESPACE.into(),
         json!(rset.namespace_or_default()),
     );
     for object in &mut objects {
