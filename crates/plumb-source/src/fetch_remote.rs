@@ -195,17 +195,31 @@ fn ref_candidates(reference: &str) -> Vec<GitRef> {
     }
 }
 
+/// The process's HTTP client for plain GETs (remote resources, chart repository indexes and
+/// archives): built once, since building one loads and parses the system's root certificates
+/// and starts a runtime thread, and reused with its connection pool.
+pub(crate) fn http_client() -> Result<&'static reqwest::blocking::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::blocking::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            crate::git::install_tls_provider();
+            reqwest::blocking::Client::builder()
+                .timeout(HTTP_TIMEOUT)
+                .build()
+                .map_err(|e| error_chain(&e))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// One GET, its body read up to the size limit, as text.
 fn get(url: &str) -> Result<String, FetchError> {
-    crate::git::install_tls_provider();
     let failed = |message: String| FetchError::Http {
         url: url.to_owned(),
         message,
     };
-    let client = reqwest::blocking::Client::builder()
-        .timeout(HTTP_TIMEOUT)
-        .build()
-        .map_err(|e| failed(error_chain(&e)))?;
+    let client = http_client().map_err(failed)?;
     let response = client
         .get(url)
         .send()

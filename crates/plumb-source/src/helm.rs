@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::archive::{extract_tar_gz, ArchiveError};
 use crate::cache::sha256_hex;
 use crate::semver_range::{tag_version, Range};
-use crate::{Cache, Credentials, Mode, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
+use crate::{Cache, Credentials, Mode, MAX_HTTP_FILE_SIZE};
 
 /// A chart of an HTTP HelmRepository, as a HelmChart (or a HelmRelease's `chart.spec`) names it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -539,7 +539,6 @@ impl HelmChartSource {
 
     /// One GET, its body read up to the size limit.
     fn get(&self, url: &str, with_credentials: bool) -> Result<Vec<u8>, ChartError> {
-        crate::git::install_tls_provider();
         let unreachable = |message: String| ChartError::Unreachable {
             repo_url: self.repo_url.clone(),
             chart: self.chart.clone(),
@@ -547,10 +546,7 @@ impl HelmChartSource {
             url: url.to_owned(),
             message,
         };
-        let client = reqwest::blocking::Client::builder()
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .map_err(|e| unreachable(crate::fetch_remote::error_chain(&e)))?;
+        let client = crate::fetch_remote::http_client().map_err(unreachable)?;
         let mut request = client.get(url);
         if let (true, Some(c)) = (with_credentials, &self.credentials) {
             request = request.basic_auth(&c.username, Some(&c.password));
