@@ -725,7 +725,7 @@ fn resources_of(
     let origin = crate::resource::Origin::File(origin);
     for r in &mut out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
-        plumb_yaml::to_json(&r.node)?;
+        plumb_yaml::check(&r.node)?;
         r.origin = Some(origin.clone());
     }
     Ok(out)

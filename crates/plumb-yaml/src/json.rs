@@ -48,37 +48,83 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
         )),
         NodeKind::Mapping(entries) => {
             let mut map = Map::with_capacity(entries.len());
-            let mut first_lines = std::collections::HashMap::new();
-            for (k, v) in entries {
-                let key = match k.as_scalar() {
-                    Some(s) if top => s.value.clone(),
-                    Some(s) => match resolve(s, Schema::Kustomize) {
-                        Ok(Resolved::Str(text)) => text.into_owned(),
-                        _ => {
-                            return Err(fail(
-                                k,
-                                format!(
-                                    "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
-                                    s.value
-                                ),
-                            ))
-                        }
-                    },
-                    None => return Err(fail(k, "mapping key is not a scalar".into())),
-                };
-                let line = k.span.as_ref().map_or(0, |s| s.location().line);
-                if let Some(first) = first_lines.get(&key) {
-                    return Err(fail(
-                        k,
-                        format!("mapping key {key:?} already defined at line {first}"),
-                    ));
+            for (i, (k, v)) in entries.iter().enumerate() {
+                let key = mapping_key(k, top)?;
+                if map.contains_key(key.as_ref()) {
+                    return Err(duplicate_key(entries, i, &key, top));
                 }
-                first_lines.insert(key.clone(), line);
-                map.insert(key, convert(v, false)?);
+                map.insert(key.into_owned(), convert(v, false)?);
             }
             Ok(Value::Object(map))
         }
     }
+}
+
+/// Whether [`to_json`] would succeed, without building the value: the same errors, in the
+/// same order (kustomize finds a duplicate key in a resource as it reads it).
+pub fn check(node: &Node) -> Result<(), YamlError> {
+    check_node(node, true)
+}
+
+fn check_node(node: &Node, top: bool) -> Result<(), YamlError> {
+    match &node.kind {
+        NodeKind::Scalar(s) => {
+            let resolved = resolve(s, Schema::Kustomize).map_err(|e| fail(node, e.to_string()))?;
+            match resolved {
+                Resolved::Str(text) if s.style == ScalarStyle::Folded => {
+                    check_string(node, &folded_round_trip(&text))
+                }
+                Resolved::Str(text) => check_string(node, &text),
+                Resolved::Float(_) => scalar_json(node, resolved).map(drop),
+                _ => Ok(()),
+            }
+        }
+        NodeKind::Sequence(items) => items.iter().try_for_each(|n| check_node(n, false)),
+        NodeKind::Mapping(entries) => {
+            let mut keys: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(entries.len());
+            for (i, (k, v)) in entries.iter().enumerate() {
+                let key = mapping_key(k, top)?;
+                if keys.contains(&key) {
+                    return Err(duplicate_key(entries, i, &key, top));
+                }
+                keys.push(key);
+                check_node(v, false)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The JSON key of a mapping key: the text of a top-level key as written (kustomize reads the
+/// top level as strings), a nested key only when it resolves to a string.
+fn mapping_key(k: &Node, top: bool) -> Result<std::borrow::Cow<'_, str>, YamlError> {
+    match k.as_scalar() {
+        Some(s) if top => Ok(std::borrow::Cow::Borrowed(s.value.as_str())),
+        Some(s) => match resolve(s, Schema::Kustomize) {
+            Ok(Resolved::Str(text)) => Ok(text),
+            _ => Err(fail(
+                k,
+                format!(
+                    "json: unsupported type: map[interface {{}}]interface {{}} (key {:?} is not a string)",
+                    s.value
+                ),
+            )),
+        },
+        None => Err(fail(k, "mapping key is not a scalar".into())),
+    }
+}
+
+/// The error for entry `i`, whose key `key` an earlier entry of `entries` already has.
+fn duplicate_key(entries: &[(Node, Node)], i: usize, key: &str, top: bool) -> YamlError {
+    let first = entries[..i]
+        .iter()
+        .find(|(k, _)| mapping_key(k, top).is_ok_and(|t| t == key))
+        .and_then(|(k, _)| k.span.as_ref())
+        .map_or(0, |s| s.location().line);
+    fail(
+        &entries[i].0,
+        format!("mapping key {key:?} already defined at line {first}"),
+    )
 }
 
 fn scalar_json(node: &Node, resolved: Resolved<'_>) -> Result<Value, YamlError> {
@@ -118,16 +164,8 @@ fn reread_number(text: &str) -> Value {
 /// A string as go-yaml v2 reads back the JSON Go wrote: characters YAML forbids are an error,
 /// and a raw NEL (which JSON does not escape) is a line break folded like any other.
 fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
-    if s.chars().any(|c| {
-        let v = c as u32;
-        v == 0x7F || ((0x80..=0x9F).contains(&v) && v != 0x85) || v == 0xFFFE || v == 0xFFFF
-    }) {
-        return Err(fail(
-            node,
-            "yaml: control characters are not allowed".into(),
-        ));
-    }
-    if !s.contains('\u{85}') {
+    check_string(node, s)?;
+    if s.is_ascii() || !s.contains('\u{85}') {
         return Ok(s.to_string());
     }
     let chars: Vec<char> = s.chars().collect();
@@ -156,6 +194,22 @@ fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
         }
     }
     Ok(out)
+}
+
+/// The characters go-yaml v2 refuses to read back (DEL, C1 controls but NEL, U+FFFE/U+FFFF).
+fn check_string(node: &Node, s: &str) -> Result<(), YamlError> {
+    let refused = |c: char| {
+        let v = c as u32;
+        v == 0x7F || ((0x80..=0x9F).contains(&v) && v != 0x85) || v == 0xFFFE || v == 0xFFFF
+    };
+    let suspect = s.bytes().any(|b| b == 0x7F || b >= 0x80);
+    if suspect && s.chars().any(refused) {
+        return Err(fail(
+            node,
+            "yaml: control characters are not allowed".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A folded scalar's text once go-yaml v3 has written it in folded style and read it back,

@@ -21,7 +21,7 @@ pub mod source;
 
 pub use emit::{write_document, write_stream};
 pub use error::YamlError;
-pub use json::{from_json, to_json};
+pub use json::{check, from_json, to_json};
 pub use node::{Node, NodeKind, Scalar, ScalarStyle};
 pub use parse::{parse_documents, parse_source};
 pub use resolve::{Resolved, Schema};

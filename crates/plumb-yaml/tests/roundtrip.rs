@@ -122,3 +122,77 @@ proptest! {
         }
     }
 }
+
+/// `check` (validation without building the value) fails exactly where `to_json` fails, with
+/// the same message and position: on every input of the differential and broken corpora, and
+/// on each kind of error `to_json` raises.
+#[test]
+fn check_fails_exactly_where_to_json_fails() {
+    let mut texts: Vec<(String, String)> = vec![
+        ("top duplicate".into(), "a: 1\nb: 2\na: 3\n".into()),
+        (
+            "nested duplicate".into(),
+            "a:\n  x: 1\n  y: 2\n  x: 3\n".into(),
+        ),
+        (
+            "duplicate after resolving".into(),
+            "a:\n  'x': 1\n  x: 3\n".into(),
+        ),
+        ("nested non-string key".into(), "a:\n  1: one\n".into()),
+        ("top integer key".into(), "1: one\n".into()),
+        ("not a scalar key".into(), "? [a]\n: b\n".into()),
+        ("NaN".into(), "a: .nan\n".into()),
+        ("infinity in a list".into(), "a: [1, -.inf]\n".into()),
+        ("DEL".into(), "a: \"x\\x7Fy\"\n".into()),
+        ("C1 control".into(), "a: \"x\\u0086y\"\n".into()),
+        ("NEL is fine".into(), "a: \"x\\u0085y\"\n".into()),
+        ("folded".into(), "a: >\n  one\n    two\n  three\n".into()),
+        (
+            "plain".into(),
+            "a: 1\nb: [x, {c: d}]\ne: 2001-12-14\n".into(),
+        ),
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for dir in ["differential", "broken"] {
+        for entry in walk(&root.join(dir)) {
+            if entry.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                let text = std::fs::read_to_string(&entry).unwrap_or_default();
+                texts.push((entry.display().to_string(), text));
+            }
+        }
+    }
+    let mut compared = 0;
+    let mut failing = 0;
+    for (name, text) in &texts {
+        let Ok(docs) = plumb_yaml::parse_documents("input.yaml", text) else {
+            continue;
+        };
+        for doc in &docs {
+            let expected = plumb_yaml::to_json(doc)
+                .map(drop)
+                .map_err(|e| e.to_string());
+            let got = plumb_yaml::check(doc).map_err(|e| e.to_string());
+            assert_eq!(got, expected, "{name}");
+            compared += 1;
+            failing += usize::from(expected.is_err());
+        }
+    }
+    assert!(compared > 20, "only {compared} documents compared");
+    assert!(failing >= 8, "only {failing} of the documents fail to_json");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in read.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
