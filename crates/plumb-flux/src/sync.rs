@@ -395,6 +395,15 @@ fn yaml_files_by_dir(root: &Path) -> Vec<(String, Vec<PathBuf>)> {
     out
 }
 
+/// The API groups whose objects discovery reads: sources, Kustomizations, HelmReleases (of the
+/// flux-instance chart) and flux-operator's kinds.
+const DISCOVERED_GROUPS: [&str; 4] = [
+    crate::model::SOURCE_GROUP,
+    KUSTOMIZE_GROUP,
+    HELM_GROUP,
+    OPERATOR_GROUP,
+];
+
 /// What one YAML file tells discovery.
 #[derive(Default)]
 struct FileScan {
@@ -431,8 +440,9 @@ fn scan_file(
     if !kustomization_file && !may_declare {
         return scan;
     }
-    // Parsed through the file system: the build reads most of these files again.
-    let Ok(docs) = fs.read_documents(path) else {
+    // Parsed through the file system and kept there: the build reads nearly all of these
+    // files again (a kustomization file, a Flux Kustomization's manifest).
+    let Ok(docs) = fs.read_documents_kept(path) else {
         return scan;
     };
     if kustomization_file {
@@ -443,6 +453,13 @@ fn scan_file(
     }
     let rel = path.strip_prefix(root).unwrap_or(path);
     for doc in docs.iter() {
+        // Only Flux's and flux-operator's objects and kind-less values files say anything
+        // here: the rest (most documents of an app's manifests) are not converted.
+        if let Some(api_version) = doc.str_at(&["apiVersion"]) {
+            if !DISCOVERED_GROUPS.contains(&crate::model::group_of(api_version)) {
+                continue;
+            }
+        }
         let Ok(value) = plumb_yaml::to_json(doc) else {
             continue;
         };

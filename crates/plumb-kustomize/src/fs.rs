@@ -328,6 +328,17 @@ impl FileSystem {
     /// documents parsed then (the tree is a snapshot: a later read would find the same text).
     /// A parse that fails is not remembered; its error comes again each time.
     pub fn read_documents(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
+        self.documents_of(path, false)
+    }
+
+    /// [`FileSystem::read_documents`], remembering the documents from this first read on: for a
+    /// reader that knows the file will be read again (discovery reads the files a build reads
+    /// next).
+    pub fn read_documents_kept(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
+        self.documents_of(path, true)
+    }
+
+    fn documents_of(&self, path: &Path, keep: bool) -> Result<Arc<Vec<Node>>, KustomizeError> {
         let parsed_before = match lock(&self.documents).get(path) {
             Some(Some(docs)) => return Ok(Arc::clone(docs)),
             Some(None) => true,
@@ -335,7 +346,7 @@ impl FileSystem {
         };
         let text = self.shared_text(path)?;
         let docs = Arc::new(plumb_yaml::parse_documents(path, &text)?);
-        let kept = parsed_before.then(|| Arc::clone(&docs));
+        let kept = (keep || parsed_before).then(|| Arc::clone(&docs));
         lock(&self.documents).insert(path.to_path_buf(), kept);
         Ok(docs)
     }
