@@ -689,21 +689,31 @@ pub fn sorted_keys(map: &Map<String, Value>) -> Vec<&String> {
     keys
 }
 
-/// go-yaml v2's map key order: runs of digits compare as numbers, letters before other
-/// characters at the first difference.
+/// go-yaml v2's map key order: runs of digits compare as numbers, and at the first difference
+/// a letter sorts after any other character (`1-` before `1b`).
 pub fn natural_key_order(a: &str, b: &str) -> Ordering {
+    // Keys are nearly always ASCII: compared byte by byte, without collecting characters.
+    if a.is_ascii() && b.is_ascii() {
+        return natural_order(a.as_bytes(), b.as_bytes());
+    }
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    natural_order(&ar, &br)
+}
+
+/// [`natural_key_order`] over the characters of two keys (bytes of ASCII keys are characters).
+fn natural_order<T: Copy + Into<char>>(ar: &[T], br: &[T]) -> Ordering {
+    let ch = |s: &[T], i: usize| -> char { s[i].into() };
     let mut i = 0;
     while i < ar.len() && i < br.len() {
-        if ar[i] == br[i] {
+        if ch(ar, i) == ch(br, i) {
             i += 1;
             continue;
         }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
+        let al = ch(ar, i).is_alphabetic();
+        let bl = ch(br, i).is_alphabetic();
         if al && bl {
-            return ar[i].cmp(&br[i]);
+            return ch(ar, i).cmp(&ch(br, i));
         }
         if al || bl {
             return if bl {
@@ -713,11 +723,11 @@ pub fn natural_key_order(a: &str, b: &str) -> Ordering {
             };
         }
         let (mut an, mut bn): (i64, i64) = (0, 0);
-        if ar[i] == '0' || br[i] == '0' {
+        if ch(ar, i) == '0' || ch(br, i) == '0' {
             let mut j = i;
-            while j > 0 && ar[j - 1].is_ascii_digit() {
+            while j > 0 && ch(ar, j - 1).is_ascii_digit() {
                 j -= 1;
-                if ar[j] != '0' {
+                if ch(ar, j) != '0' {
                     an = 1;
                     bn = 1;
                     break;
@@ -725,17 +735,17 @@ pub fn natural_key_order(a: &str, b: &str) -> Ordering {
             }
         }
         let mut ai = i;
-        while ai < ar.len() && ar[ai].is_ascii_digit() {
+        while ai < ar.len() && ch(ar, ai).is_ascii_digit() {
             an = an
                 .wrapping_mul(10)
-                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+                .wrapping_add(i64::from(ch(ar, ai) as u8 - b'0'));
             ai += 1;
         }
         let mut bi = i;
-        while bi < br.len() && br[bi].is_ascii_digit() {
+        while bi < br.len() && ch(br, bi).is_ascii_digit() {
             bn = bn
                 .wrapping_mul(10)
-                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+                .wrapping_add(i64::from(ch(br, bi) as u8 - b'0'));
             bi += 1;
         }
         if an != bn {
@@ -744,7 +754,7 @@ pub fn natural_key_order(a: &str, b: &str) -> Ordering {
         if ai != bi {
             return ai.cmp(&bi);
         }
-        return ar[i].cmp(&br[i]);
+        return ch(ar, i).cmp(&ch(br, i));
     }
     ar.len().cmp(&br.len())
 }
@@ -752,6 +762,31 @@ pub fn natural_key_order(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_keys_order_as_their_characters_do() {
+        // Every pair of a pool of keys with digits, zeros, letters and punctuation: the byte
+        // comparison of ASCII keys must equal the character comparison.
+        let pool = [
+            "", "a", "b", "A", "a1", "a01", "a10", "a2", "a-", "a_", "ab", "1", "01", "001", "10",
+            "1-", "1b", "0", "00", "x09y", "x9y", "x10y", "key", "key1", "key01", "z.z", "Z", "-",
+        ];
+        for a in pool {
+            for b in pool {
+                let ar: Vec<char> = a.chars().collect();
+                let br: Vec<char> = b.chars().collect();
+                assert_eq!(
+                    natural_order(a.as_bytes(), b.as_bytes()),
+                    natural_order(&ar, &br),
+                    "{a:?} vs {b:?}"
+                );
+                assert_eq!(natural_key_order(a, b), natural_order(&ar, &br));
+            }
+        }
+        // Non-ASCII keys take the character path: other characters before letters.
+        assert_eq!(natural_key_order("é", "-"), Ordering::Greater);
+        assert_eq!(natural_key_order("aé", "ab"), "é".cmp("b"));
+    }
 
     #[test]
     fn go_float_formats() {
