@@ -86,6 +86,22 @@ pub fn notes(build: &RepositoryBuild, verbosity: Verbosity) {
     }
 }
 
+/// A release's reason for not being rendered, short when it is that no usable helm was
+/// found: the warning before the summary gave that reason in full, once.
+fn unless_said(reason: &str) -> &str {
+    let helm_unusable = [
+        "HelmReleases are not rendered: ",
+        "helmfile releases are not rendered: ",
+    ]
+    .iter()
+    .any(|prefix| reason.starts_with(prefix));
+    if helm_unusable {
+        "no usable helm (the warning above says why)"
+    } else {
+        reason
+    }
+}
+
 /// The summary line (`plumb: ` and `line`), after, with `-v`, one line per Kustomization and
 /// HelmRelease (what it built, from which source, how many objects, how long), and with `-vv`
 /// the time of each stage.
@@ -137,9 +153,10 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                         format!("failed helmfile release {} ({})", r.key(), r.kustomization)
                     }
                     Status::NotBuilt(reason) => format!(
-                        "not rendered helmfile release {} ({}): {reason}",
+                        "not rendered helmfile release {} ({}): {}",
                         r.key(),
-                        r.kustomization
+                        r.kustomization,
+                        unless_said(reason)
                     ),
                     Status::Unavailable(reason) => format!(
                         "unavailable helmfile release {} ({}): {reason}",
@@ -159,7 +176,11 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
                     ),
                     Status::Failed => format!("failed HelmRelease {}", r.key()),
                     Status::NotBuilt(reason) => {
-                        format!("not rendered HelmRelease {}: {reason}", r.key())
+                        format!(
+                            "not rendered HelmRelease {}: {}",
+                            r.key(),
+                            unless_said(reason)
+                        )
                     }
                     Status::Unavailable(reason) => {
                         format!("unavailable HelmRelease {}: {reason}", r.key())

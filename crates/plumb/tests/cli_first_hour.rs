@@ -135,6 +135,23 @@ fn verbose_says_what_each_kustomization_built_and_very_verbose_times_each_stage(
         "{platform}"
     );
     assert!(!stderr.contains("timing:"), "{stderr}");
+    // Without helm, the warning says why once; each release's line does not repeat it.
+    let releases: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("  clusters/dev: not rendered HelmRelease "))
+        .collect();
+    assert!(!releases.is_empty(), "{stderr}");
+    assert!(
+        releases
+            .iter()
+            .all(|l| l.ends_with(": no usable helm (the warning above says why)")),
+        "{stderr}"
+    );
+    let why = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("warning: HelmReleases are not rendered: "))
+        .expect("the warning");
+    assert_eq!(stderr.matches(why).count(), 1, "{stderr}");
 
     let (code, _, stderr) = homelab_dev(cache.path(), &["-vv"]);
     assert_eq!(code, 0, "{stderr}");

@@ -137,6 +137,36 @@ pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> boo
     result.has_errors()
 }
 
+/// What an unknown `--ks` is told: every name when there are few, else the closest name of
+/// its namespace and how to list them.
+fn unknown_ks_help(missing: &str, known: &[String]) -> String {
+    const LISTED: usize = 12;
+    if known.is_empty() {
+        return "none: no Flux Kustomization syncs the entries, which are built as they stand"
+            .into();
+    }
+    if known.len() <= LISTED {
+        return format!("known: {}", known.join(", "));
+    }
+    let (namespace, name) = missing.split_once('/').unwrap_or(("", missing));
+    let prefix = format!("{namespace}/");
+    let names: Vec<&str> = known
+        .iter()
+        .filter_map(|k| k.strip_prefix(&prefix))
+        .collect();
+    match plumb_kustomize::kustomization::closest(name, &names) {
+        Some(close) => format!(
+            "did you mean {namespace}/{close}? {} Kustomizations; `plumb build -v` lists each",
+            known.len()
+        ),
+        None => format!(
+            "{} Kustomizations, {} in namespace {namespace}; `plumb build -v` lists each",
+            known.len(),
+            names.len()
+        ),
+    }
+}
+
 pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     let mode = if args.no_strict {
         Mode::Lenient
@@ -155,13 +185,9 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
         }
     }
     if let Some(missing) = args.ks.iter().find(|k| !known.contains(k)) {
-        let known = if known.is_empty() {
-            "none: no Flux Kustomization syncs the entries, which are built as they stand".into()
-        } else {
-            format!("known: {}", known.join(", "))
-        };
         crate::report::error(&format!(
-            "--ks {missing}: no such Kustomization in this build ({known})"
+            "--ks {missing}: no such Kustomization in this build ({})",
+            unknown_ks_help(missing, &known)
         ));
         return ExitCode::from(2);
     }
@@ -203,5 +229,31 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unknown_ks_help;
+
+    #[test]
+    fn an_unknown_ks_is_told_every_name_when_few_and_the_closest_when_many() {
+        let few: Vec<String> = vec!["flux-system/flux-system".into(), "flux-system/apps".into()];
+        assert_eq!(
+            unknown_ks_help("flux-system/nope", &few),
+            "known: flux-system/flux-system, flux-system/apps"
+        );
+        let many: Vec<String> = (0..20)
+            .map(|i| format!("default/app-{i}"))
+            .chain(["media/jellyfin".to_string()])
+            .collect();
+        assert_eq!(
+            unknown_ks_help("media/jelyfin", &many),
+            "did you mean media/jellyfin? 21 Kustomizations; `plumb build -v` lists each"
+        );
+        assert_eq!(
+            unknown_ks_help("media/sonarr", &many),
+            "21 Kustomizations, 1 in namespace media; `plumb build -v` lists each"
+        );
     }
 }
