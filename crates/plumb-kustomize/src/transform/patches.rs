@@ -10,8 +10,10 @@ use crate::patch::json6902::JsonPatch;
 use crate::patch::selector::{effective_namespace, Selector, SelectorSpec};
 use crate::patch::{error_at, strategic};
 use crate::resource::{ResId, Resource};
-use plumb_yaml::{Node, NodeKind, ScalarStyle};
+use plumb_yaml::{Node, NodeKind, ScalarStyle, SourceFile};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// `patchesStrategicMerge`: file paths or inline YAML, each document a patch applied to the
 /// resource with its identity.
@@ -212,12 +214,8 @@ pub(crate) fn apply_patch_entry(
         Some(t) => Some(SelectorSpec::from_node(t)?),
         None => None,
     };
-    let place = if path.is_empty() {
-        in_place(item, "patch")
-    } else {
-        None
-    };
-    match classify(&label, &text, place.as_ref()) {
+    let inline = path.is_empty();
+    match classified(&label, &text, inline.then_some(item)) {
         Classified::Strategic(patches) => {
             let Some(spec) = target else {
                 for patch in patches {
@@ -279,10 +277,43 @@ pub(crate) fn apply_patch_entry(
     }
 }
 
+#[derive(Clone)]
 enum Classified {
     Strategic(Vec<Node>),
     Json(JsonPatch),
     Neither,
+}
+
+/// [`classify`] of a patch's text (written inline in `item` when given), remembered for the
+/// process: a patch of a component or a Flux Kustomization is applied by every build that
+/// uses it, and parsing it (twice when inline: as text, then in place) is the same each time.
+/// The key is everything the result depends on: the label, the text, and for an inline patch
+/// where its block is written (which parse of which file, and where in it: the source file is
+/// kept with the result, so that its address names no other file while the entry lives).
+fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
+    type Key = (String, String, Option<(usize, usize, usize)>);
+    type Seen = HashMap<Key, (Classified, Option<Arc<SourceFile>>)>;
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+    let file = item
+        .and_then(|i| i.get("patch"))
+        .and_then(|n| n.span.as_ref());
+    let written = file.map(|s| (Arc::as_ptr(&s.file) as usize, s.start, s.end));
+    let key: Key = (label.to_string(), text.to_string(), written);
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some((c, _)) = seen
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return c.clone();
+    }
+    let place = item.and_then(|i| in_place(i, "patch"));
+    let c = classify(label, text, place.as_ref());
+    let kept = file.map(|s| Arc::clone(&s.file));
+    seen.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, (c.clone(), kept));
+    c
 }
 
 /// Tells strategic merge patches (resources with a kind and a name, any number of them: a file
