@@ -275,8 +275,8 @@ pub enum Failure {
     Yaml(String),
 }
 
-/// Substitutes one object. `None` when Flux leaves it as it is (opted out, or no variable and
-/// no `substituteStrategy: Always`).
+/// Substitutes one object. `None` when it stays as it is: Flux leaves it (opted out, or no
+/// variable and no `substituteStrategy: Always`), or substituting changes nothing.
 pub fn substitute_object(
     value: &Value,
     vars: &Vars,
@@ -295,22 +295,25 @@ pub fn substitute_object(
     // Text without a `$` substitutes to itself, and most strings with one substitute in
     // place: only the rest is written out and read back.
     match in_place(value, vars, mode) {
-        InPlace::Unchanged => return Ok(Some(value.clone())),
+        InPlace::Unchanged => return Ok(None),
         InPlace::Changed(out) => return Ok(Some(in_written_order(out))),
         InPlace::ThroughText => {}
     }
-    through_text(value, vars, mode).map(Some)
+    through_text(value, vars, mode)
 }
 
 /// Substitution as kustomize-controller does it: the object written out as YAML, its text
 /// substituted, and read back.
-fn through_text(value: &Value, vars: &Vars, mode: Mode) -> Result<Value, Failure> {
+/// `None` when the text substitutes to itself.
+fn through_text(value: &Value, vars: &Vars, mode: Mode) -> Result<Option<Value>, Failure> {
     let text = plumb_yaml::write_document(value);
     let out = varsub::substitute(&text, vars, mode).map_err(|e| Failure::Subst(e, text.clone()))?;
     if out == text {
-        return Ok(value.clone());
+        return Ok(None);
     }
-    yaml_json::yaml_to_json(&out).map_err(|e| Failure::Yaml(e.to_string()))
+    yaml_json::yaml_to_json(&out)
+        .map(Some)
+        .map_err(|e| Failure::Yaml(e.to_string()))
 }
 
 /// What substituting an object string by string gives, where that is the same as substituting
@@ -600,12 +603,14 @@ mod tests {
                 InPlace::ThroughText => assert!(!in_place_expected, "{object} went through text"),
                 InPlace::Unchanged => {
                     assert!(in_place_expected, "{object}");
-                    assert_eq!(text.as_ref().ok(), Some(&object), "{object}");
+                    assert_eq!(text, Ok(None), "{object}");
                 }
                 InPlace::Changed(out) => {
                     assert!(in_place_expected, "{object}");
                     let out = in_written_order(out);
-                    let text = text.expect("the text route substitutes it");
+                    let text = text
+                        .expect("the text route substitutes it")
+                        .expect("and changes it");
                     assert_eq!(
                         serde_json::to_string(&out).unwrap(),
                         serde_json::to_string(&text).unwrap(),
