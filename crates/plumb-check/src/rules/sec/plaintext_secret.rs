@@ -12,7 +12,8 @@ use std::path::Path;
 /// files: a `kind: Secret` document without SOPS metadata, and a kustomize `secretGenerator`
 /// with `literals`, or with `envs`/`files` that are not SOPS-encrypted. Every YAML file of the
 /// repository is read, built or not: a file Flux never applies is still in Git's history.
-/// Values that hold a `${VAR}` reference are templates that substitution fills in, and are not
+/// Values that hold a `${VAR}` reference are templates that substitution fills in, and keys
+/// that name an account (`username`, `POSTGRES_USER`) hold no credential: neither is
 /// reported. The finding
 /// points at the first key with a value.
 ///
@@ -136,6 +137,19 @@ fn is_secret_reference(value: &str) -> bool {
     lines.peek().is_some() && lines.all(|l| REFERENCE_PREFIXES.iter().any(|p| l.starts_with(p)))
 }
 
+/// Whether a Secret's key names an account rather than a credential (`username`,
+/// `POSTGRES_USER`, `admin-user`): a user name in plaintext gives nothing away, and Secrets
+/// often hold one beside a password a controller generates in the cluster (mittwald's
+/// secret-generator, `autogenerate: password`).
+fn is_identity_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let words: Vec<&str> = key
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    matches!(words.last(), Some(&("user" | "username" | "login")))
+}
+
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
     let name = doc.str_at(&["metadata", "name"]).unwrap_or("(unnamed)");
     for field in ["data", "stringData"] {
@@ -143,6 +157,9 @@ fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
             continue;
         };
         for (key, value) in entries {
+            if key.scalar_value().is_some_and(is_identity_key) {
+                continue;
+            }
             let plain = if field == "data" {
                 is_plaintext_data
             } else {
@@ -276,5 +293,50 @@ mod tests {
         assert!(!is_plaintext(
             "ENC[AES256_GCM,data:abc=,iv:x,tag:y,type:str]"
         ));
+    }
+}
+
+#[cfg(test)]
+mod identity_keys {
+    use super::{is_identity_key, secret_document};
+    use std::path::Path;
+
+    fn finding_key(text: &str) -> Option<String> {
+        let doc = plumb_yaml::parse_documents("secret.yaml", text)
+            .unwrap()
+            .remove(0);
+        secret_document(&doc, Path::new("")).map(|f| f.message)
+    }
+
+    #[test]
+    fn a_user_name_is_no_credential_but_the_password_beside_it_is() {
+        // ionfury/homelab: the password is generated in the cluster, only the user is written.
+        let generated = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  annotations:\n    secret-generator.v1.mittwald.de/autogenerate: password\nstringData:\n  username: paperless\n";
+        assert_eq!(finding_key(generated), None);
+        let both = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  username: paperless\n  password: hunter2\n";
+        assert_eq!(
+            finding_key(both).as_deref(),
+            Some("Secret `db` is committed with its `stringData.password` in plaintext")
+        );
+        for key in [
+            "username",
+            "USER",
+            "POSTGRES_USER",
+            "admin-user",
+            "DB_USERNAME",
+            "login",
+        ] {
+            assert!(is_identity_key(key), "{key}");
+        }
+        for key in [
+            "password",
+            "user-password",
+            "token",
+            "usertoken",
+            "api-key",
+            "users.json",
+        ] {
+            assert!(!is_identity_key(key), "{key}");
+        }
     }
 }
