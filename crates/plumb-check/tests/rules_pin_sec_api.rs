@@ -203,6 +203,37 @@ fn lck001_points_at_the_terraform_block() {
     assert!(f.message.contains("`infra/backup-bucket`"), "{}", f.message);
 }
 
+#[test]
+fn lck001_a_module_a_terragrunt_unit_runs_is_no_root() {
+    // ionfury/homelab's layout: a stack generates each unit three levels deeper than where it
+    // is written, so the unit's `../../../..` only resolves from there; after `//` is the
+    // module's path inside the copied tree.
+    let root = copy_of("LCK001", "good", "terragrunt");
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "infrastructure/modules/app-secrets/providers.tf",
+        "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\" }\n  }\n}\n",
+    );
+    let lck = |root: &Path| -> Vec<String> {
+        findings(root)
+            .into_iter()
+            .filter(|f| f.code == "LCK001")
+            .map(|f| f.message)
+            .collect()
+    };
+    // Without the unit, the module's directory looks like a root.
+    assert_eq!(lck(&root).len(), 1, "{:?}", lck(&root));
+    write(
+        "infrastructure/units/authelia-secrets/terragrunt.hcl",
+        "include \"root\" {\n  path = find_in_parent_folders(\"root.hcl\")\n}\n\nterraform {\n  source = \"../../../.././/modules/app-secrets\"\n}\n",
+    );
+    assert_eq!(lck(&root), Vec::<String>::new());
+}
+
 /// A copy of a fixture in a directory of its own, for variants.
 fn copy_of(code: &str, kind: &str, name: &str) -> PathBuf {
     common::fresh_copy(&fixture(code, kind), &format!("pin-sec-api-{name}"))

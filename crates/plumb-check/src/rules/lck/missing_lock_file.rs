@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 /// Finds OpenTofu/Terraform root modules without a committed `.terraform.lock.hcl`. A root is a
 /// directory whose `.tf` files have a `terraform { ... }` block or `provider "..." { ... }`
 /// blocks, and which no other configuration in the repository uses as a local module
-/// (`source = "../modules/x"`): child modules have no lock file of their own.
+/// (`source = "../modules/x"`, or a Terragrunt unit's `source = "../..//modules/x"`): child
+/// modules have no lock file of their own, and Terragrunt keeps a unit's beside its
+/// `terragrunt.hcl`, wherever it generates the unit.
 ///
 /// ## Why is this bad?
 /// Without the lock file every `tofu init` resolves the provider constraints afresh: the
@@ -58,6 +60,25 @@ impl Rule for MissingLockFile {
             }
         }
         let mut modules = BTreeSet::new();
+        // Terragrunt's units name the module they run (`source = "../..//modules/x"`), often
+        // with a path written for where a stack generates the unit: the part after `//` is the
+        // module's path inside the tree copied, which names it wherever the unit is.
+        let mut module_suffixes = BTreeSet::new();
+        for file in repo_files::files(cx.root) {
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if !name.ends_with(".hcl") || name == LOCK_FILE || name.ends_with(".tftest.hcl") {
+                continue;
+            }
+            let (Some(dir), Ok(text)) = (file.parent(), std::fs::read_to_string(&file)) else {
+                continue;
+            };
+            for source in local_module_sources(&text) {
+                if let Some((_, inside)) = source.split_once("//") {
+                    module_suffixes.insert(normalize(Path::new(inside.trim_start_matches('/'))));
+                }
+                modules.insert(normalize(&dir.join(source)));
+            }
+        }
         let mut roots = Vec::new();
         for (dir, files) in &by_dir {
             let mut marker = None;
@@ -78,7 +99,14 @@ impl Rule for MissingLockFile {
             }
         }
         for (dir, (file, line, column, width)) in roots {
-            if modules.contains(&normalize(&dir)) || dir.join(LOCK_FILE).is_file() {
+            let dir_normal = normalize(&dir);
+            let sourced_by_terragrunt = module_suffixes
+                .iter()
+                .any(|suffix| !suffix.as_os_str().is_empty() && dir_normal.ends_with(suffix));
+            if modules.contains(&dir_normal)
+                || sourced_by_terragrunt
+                || dir.join(LOCK_FILE).is_file()
+            {
                 continue;
             }
             let rel_dir = repo_files::relative(cx.root, &dir);
