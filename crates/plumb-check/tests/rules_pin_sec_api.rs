@@ -419,3 +419,60 @@ fn pin002_judges_oci_repository_refs() {
         ]
     );
 }
+
+#[test]
+fn pin002_on_an_object_a_resource_set_generates_points_at_the_resource_set() {
+    let root = copy_of("PIN002", "good", "resourceset");
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    // d2-fleet's tenants: one OCIRepository per tenant, by a floating tag.
+    write(
+        "clusters/dev/tenants.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: tenants
+  namespace: flux-system
+spec:
+  inputs:
+    - tenant: frontend
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.tenant >>
+    - apiVersion: source.toolkit.fluxcd.io/v1
+      kind: OCIRepository
+      metadata:
+        name: apps
+        namespace: << inputs.tenant >>
+      spec:
+        interval: 5m
+        url: oci://ghcr.io/example/<< inputs.tenant >>
+        ref:
+          tag: latest
+",
+    );
+    write(
+        "clusters/dev/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - flux-system.yaml\n  - apps.yaml\n  - tenants.yaml\n",
+    );
+    let found: Vec<_> = findings(&root)
+        .into_iter()
+        .filter(|f| f.code == "PIN002")
+        .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0].location.as_ref().map(common::place).as_deref(),
+        Some("clusters/dev/tenants.yaml:23:16"),
+        "{found:#?}"
+    );
+    assert!(
+        found[0].message.starts_with("OCIRepository/frontend/apps"),
+        "{}",
+        found[0].message
+    );
+}

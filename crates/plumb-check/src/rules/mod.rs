@@ -32,6 +32,7 @@
 //! `tests/fixtures.rs`.
 
 pub mod api;
+pub(crate) mod generated;
 pub mod lck;
 pub mod pin;
 pub(crate) mod repo_files;

@@ -65,7 +65,10 @@ impl Rule for FloatingChartVersion {
                     };
                     let location = object
                         .node_at(&problem.path)
-                        .and_then(|n| Location::of(n, cx.root));
+                        .and_then(|n| Location::of(n, cx.root))
+                        .or_else(|| {
+                            crate::rules::generated::location(entry, object, &problem.path, cx.root)
+                        });
                     if !seen.insert((location.clone(), problem.message.clone())) {
                         continue;
                     }
