@@ -337,7 +337,43 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
             K::MissingKustomization(p) | K::Cycle(p) | K::MultipleKustomizations(p) => {
                 return d.in_file(p)
             }
+            // A generator's error begins with where the generator is declared.
+            K::Other(message) => {
+                return match declared_at(message) {
+                    Some((file, line)) => d.at_line(Path::new(file), line, 1),
+                    None => d,
+                };
+            }
             _ => return d,
         }
+    }
+}
+
+/// The `kustomization.yaml:11: ` a message begins with, when it names a kustomization file
+/// and a line (a generator's errors do).
+fn declared_at(message: &str) -> Option<(&str, usize)> {
+    let (file, rest) = message.split_once(':')?;
+    let (line, _) = rest.split_once(": ")?;
+    let name = Path::new(file).file_name()?.to_str()?;
+    if !plumb_kustomize::loader::KUSTOMIZATION_FILE_NAMES.contains(&name) {
+        return None;
+    }
+    Some((file, line.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_at;
+
+    #[test]
+    fn a_generator_error_is_located_where_the_generator_is_declared() {
+        // ionfury/homelab's integration cluster lists an env file that is not committed.
+        assert_eq!(
+            declared_at("kubernetes/clusters/integration/kustomization.yaml:11: loading KV pairs: env source files: [.cluster-vars.env]: evalsymlink failure"),
+            Some(("kubernetes/clusters/integration/kustomization.yaml", 11))
+        );
+        assert_eq!(declared_at("deployment.yaml:3: something"), None);
+        assert_eq!(declared_at("kustomization.yaml: no line"), None);
+        assert_eq!(declared_at("plain message"), None);
     }
 }
