@@ -337,10 +337,9 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
             K::MissingKustomization(p) | K::Cycle(p) | K::MultipleKustomizations(p) => {
                 return d.in_file(p)
             }
-            // A generator's error begins with where the generator is declared.
-            K::Other(message) => {
-                return match declared_at(message) {
-                    Some((file, line)) => d.at_line(Path::new(file), line, 1),
+            K::Generator { path, line, .. } => {
+                return match line {
+                    Some(l) => d.at_line(path, *l, 1),
                     None => d,
                 };
             }
@@ -349,31 +348,37 @@ pub fn from_kustomize(err: &plumb_kustomize::KustomizeError) -> Diagnostic {
     }
 }
 
-/// The `kustomization.yaml:11: ` a message begins with, when it names a kustomization file
-/// and a line (a generator's errors do).
-fn declared_at(message: &str) -> Option<(&str, usize)> {
-    let (file, rest) = message.split_once(':')?;
-    let (line, _) = rest.split_once(": ")?;
-    let name = Path::new(file).file_name()?.to_str()?;
-    if !plumb_kustomize::loader::KUSTOMIZATION_FILE_NAMES.contains(&name) {
-        return None;
-    }
-    Some((file, line.parse().ok()?))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::declared_at;
+    use super::from_kustomize;
+    use plumb_kustomize::KustomizeError;
+    use std::path::Path;
 
     #[test]
     fn a_generator_error_is_located_where_the_generator_is_declared() {
         // ionfury/homelab's integration cluster lists an env file that is not committed.
+        let path = Path::new("kubernetes/clusters/integration/kustomization.yaml");
+        let err = KustomizeError::Generator {
+            path: path.to_path_buf(),
+            line: Some(11),
+            message: "loading KV pairs: env source files: [.cluster-vars.env]: evalsymlink failure"
+                .into(),
+        };
+        let d = from_kustomize(&err);
+        assert_eq!((d.file.as_deref(), d.line), (Some(path), Some(11)));
         assert_eq!(
-            declared_at("kubernetes/clusters/integration/kustomization.yaml:11: loading KV pairs: env source files: [.cluster-vars.env]: evalsymlink failure"),
-            Some(("kubernetes/clusters/integration/kustomization.yaml", 11))
+            d.message,
+            "kustomize build failed: kubernetes/clusters/integration/kustomization.yaml:11: loading KV pairs: env source files: [.cluster-vars.env]: evalsymlink failure"
         );
-        assert_eq!(declared_at("deployment.yaml:3: something"), None);
-        assert_eq!(declared_at("kustomization.yaml: no line"), None);
-        assert_eq!(declared_at("plain message"), None);
+        let unlined = KustomizeError::Generator {
+            path: path.to_path_buf(),
+            line: None,
+            message: "x".into(),
+        };
+        assert_eq!(
+            unlined.to_string(),
+            "kubernetes/clusters/integration/kustomization.yaml: x"
+        );
+        assert_eq!(from_kustomize(&unlined).file, None);
     }
 }

@@ -73,6 +73,13 @@ pub enum KustomizeError {
         message: String,
         broken: bool,
     },
+    /// A generator's error, prefixed with the kustomization file (and line) declaring it.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Generator {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
     /// Any other error, with kustomize's wording.
     #[error("{0}")]
     Other(String),

@@ -107,16 +107,6 @@ pub struct GeneratorArgs {
     pub span: Option<plumb_yaml::Span>,
 }
 
-impl GeneratorArgs {
-    /// `file:line: ` naming where this generator was declared.
-    pub fn location(&self) -> String {
-        match self.line {
-            Some(line) => format!("{}:{line}: ", self.declared_in.display()),
-            None => format!("{}: ", self.declared_in.display()),
-        }
-    }
-}
-
 /// Reads typed fields of one YAML mapping the way Go's strict JSON decoding of kustomize's
 /// types would, naming the field as Go does (`Kustomization.configMapGenerator.0.name`).
 pub struct FieldReader<'a> {

@@ -91,8 +91,11 @@ fn generate_one(
     list: &mut ResourceList,
     ctx: &Context,
 ) -> Result<(), KustomizeError> {
-    let fail =
-        |message: String| KustomizeError::Other(format!("{}{message}", generator.location()));
+    let fail = |message: String| KustomizeError::Generator {
+        path: generator.declared_in.clone(),
+        line: generator.line,
+        message,
+    };
     let sources = kv::Sources {
         literals: &generator.literals,
         files: &generator.files,
