@@ -52,11 +52,16 @@ impl Rule for MissingLockFile {
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
         let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        let mut hcl = Vec::new();
         for file in repo_files::files(cx.root) {
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if file.extension().is_some_and(|e| e == "tf" || e == "tofu") {
                 if let Some(dir) = file.parent() {
                     by_dir.entry(dir.to_path_buf()).or_default().push(file);
                 }
+            } else if name.ends_with(".hcl") && name != LOCK_FILE && !name.ends_with(".tftest.hcl")
+            {
+                hcl.push(file);
             }
         }
         let mut modules = BTreeSet::new();
@@ -64,12 +69,8 @@ impl Rule for MissingLockFile {
         // with a path written for where a stack generates the unit: the part after `//` is the
         // module's path inside the tree copied, which names it wherever the unit is.
         let mut module_suffixes = BTreeSet::new();
-        for file in repo_files::files(cx.root) {
-            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if !name.ends_with(".hcl") || name == LOCK_FILE || name.ends_with(".tftest.hcl") {
-                continue;
-            }
-            let (Some(dir), Ok(text)) = (file.parent(), std::fs::read_to_string(&file)) else {
+        for file in &hcl {
+            let (Some(dir), Ok(text)) = (file.parent(), std::fs::read_to_string(file)) else {
                 continue;
             };
             for source in local_module_sources(&text) {
