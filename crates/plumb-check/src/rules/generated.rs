@@ -6,7 +6,7 @@
 use crate::finding::Location;
 use plumb_flux::build::EntryBuild;
 use plumb_flux::model::Object;
-use plumb_flux::resourceset::depends_on::owner;
+use plumb_flux::resourceset::{self, depends_on::owner};
 use plumb_flux::sync::OPERATOR_GROUP;
 use std::path::Path;
 
@@ -27,10 +27,7 @@ pub(crate) fn location(
         .kustomizations
         .iter()
         .flat_map(|k| &k.objects)
-        .find(|o| {
-            o.is(OPERATOR_GROUP, "ResourceSet")
-                && format!("{}/{}", o.namespace_or_default(), o.name()) == rset_key
-        })?;
+        .find(|o| o.is(OPERATOR_GROUP, "ResourceSet") && resourceset::key(o) == rset_key)?;
     let origin = rset.origin.as_deref()?;
     let spec = origin.get("spec")?;
     let written = spec

@@ -15,7 +15,7 @@
 //! cluster creates keeps the ResourceSet waiting forever ([`missing`]); other kinds (a CRD,
 //! a Namespace) may come from a chart or a controller, and are not judged.
 
-use super::RECONCILE_ANNOTATION;
+use super::{is_reconciled, key};
 use crate::build::{KustomizationBuild, Status};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{group_of, Object, ObjectRef, HELM_GROUP, KUSTOMIZE_GROUP};
@@ -103,18 +103,9 @@ fn resource_sets(kustomizations: &[KustomizationBuild]) -> Vec<Held<'_>> {
         .iter()
         .enumerate()
         .flat_map(|(holder, k)| k.objects.iter().map(move |object| Held { object, holder }))
-        .filter(|h| h.object.is(OPERATOR_GROUP, "ResourceSet"))
-        .filter(|h| {
-            !h.object.value["metadata"]["annotations"][RECONCILE_ANNOTATION]
-                .as_str()
-                .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
-        })
+        .filter(|h| h.object.is(OPERATOR_GROUP, "ResourceSet") && is_reconciled(h.object))
         .filter(|h| seen.insert(key(h.object)))
         .collect()
-}
-
-fn key(object: &Object) -> String {
-    format!("{}/{}", object.namespace_or_default(), object.name())
 }
 
 /// Adds to each Kustomization a ResourceSet generated the Kustomizations it waits for through
@@ -126,14 +117,16 @@ pub fn add_edges(kustomizations: &mut [KustomizationBuild]) {
         return;
     }
     let existing: HashSet<String> = kustomizations.iter().map(|k| k.key()).collect();
-    let generated_by = |rset: &str| -> Vec<String> {
+    let as_dependency =
+        |namespace: &str, name: &str| ObjectRef::new("Kustomization", namespace, name);
+    let generated_by = |rset: &str| -> Vec<ObjectRef> {
         kustomizations
             .iter()
             .filter(|k| !k.synthetic && owner(&k.kustomization.object).as_deref() == Some(rset))
-            .map(|k| k.key())
+            .map(|k| as_dependency(&k.kustomization.namespace, &k.kustomization.name))
             .collect()
     };
-    let mut edges: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut edges: Vec<(usize, Vec<ObjectRef>)> = Vec::new();
     for (i, k) in kustomizations
         .iter()
         .enumerate()
@@ -152,7 +145,7 @@ pub fn add_edges(kustomizations: &mut [KustomizationBuild]) {
         {
             let target = format!("{}/{}", dep.namespace, dep.name);
             if dep.is(KUSTOMIZE_GROUP, "Kustomization") && existing.contains(&target) {
-                waits.push(target);
+                waits.push(as_dependency(&dep.namespace, &dep.name));
             } else if dep.is(OPERATOR_GROUP, "ResourceSet") {
                 let waited = sets.iter().find(|s| key(s.object) == target);
                 if waited.is_some_and(|s| s.object.value["spec"]["wait"] == Value::Bool(true)) {
@@ -166,9 +159,7 @@ pub fn add_edges(kustomizations: &mut [KustomizationBuild]) {
     }
     for (i, waits) in edges {
         let ks = &mut kustomizations[i].kustomization;
-        for target in waits {
-            let (namespace, name) = target.split_once('/').unwrap_or(("", &target));
-            let dep = ObjectRef::new("Kustomization", namespace, name);
+        for dep in waits {
             if dep.key() != ks.key() && !ks.depends_on.contains(&dep) {
                 ks.depends_on.push(dep);
             }

@@ -76,11 +76,7 @@ pub enum Expanded {
 /// Expands one ResourceSet with the ResourceSetInputProviders given (those of other
 /// namespaces are ignored, as the operator ignores them).
 pub fn expand(rset: &Object, providers: &[&Object]) -> Result<Expanded, Diagnostic> {
-    let annotations = &rset.value["metadata"]["annotations"];
-    if annotations[RECONCILE_ANNOTATION]
-        .as_str()
-        .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
-    {
+    if !is_reconciled(rset) {
         return Ok(Expanded::Disabled);
     }
     let spec = &rset.value["spec"];
@@ -162,13 +158,22 @@ pub fn expand(rset: &Object, providers: &[&Object]) -> Result<Expanded, Diagnost
     Ok(Expanded::Objects(objects))
 }
 
+/// Whether the operator reconciles the ResourceSet: not `fluxcd.controlplane.io/reconcile:
+/// disabled` (in any case).
+pub(crate) fn is_reconciled(rset: &Object) -> bool {
+    !rset.value["metadata"]["annotations"][RECONCILE_ANNOTATION]
+        .as_str()
+        .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
+}
+
+/// `namespace/name` of a ResourceSet, as the owner labels of what it generates name it.
+pub fn key(rset: &Object) -> String {
+    format!("{}/{}", rset.namespace_or_default(), rset.name())
+}
+
 /// `ResourceSet namespace/name`.
 fn describe(rset: &Object) -> String {
-    format!(
-        "ResourceSet {}/{}",
-        rset.namespace_or_default(),
-        rset.name()
-    )
+    format!("ResourceSet {}", key(rset))
 }
 
 /// Merges `values` into `metadata.<field>` (SetCommonMetadata: the given keys win).
