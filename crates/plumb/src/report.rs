@@ -89,13 +89,7 @@ pub fn notes(build: &RepositoryBuild, verbosity: Verbosity) {
 /// A release's reason for not being rendered, short when it is that no usable helm was
 /// found: the warning before the summary gave that reason in full, once.
 fn unless_said(reason: &str) -> &str {
-    let helm_unusable = [
-        "HelmReleases are not rendered: ",
-        "helmfile releases are not rendered: ",
-    ]
-    .iter()
-    .any(|prefix| reason.starts_with(prefix));
-    if helm_unusable {
+    if plumb_flux::helm_release::helm_was_unusable(reason) {
         "no usable helm (the warning above says why)"
     } else {
         reason

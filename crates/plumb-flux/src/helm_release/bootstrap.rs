@@ -66,7 +66,7 @@ pub fn render_bootstrap(
     if bootstrap.releases.is_empty() {
         return Vec::new();
     }
-    let renderer = super::resolve(renderer, "helmfile releases");
+    let renderer = super::resolve(renderer, super::HELMFILE_RELEASES);
     let prepared: Vec<Result<Ready<'_>, Outcome>> = bootstrap
         .releases
         .par_iter()

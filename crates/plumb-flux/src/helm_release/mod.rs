@@ -85,9 +85,25 @@ pub(crate) fn resolve<'a>(
 ) -> Result<&'a Renderer, String> {
     match renderer.map(LazyRenderer::get) {
         Some(Ok(r)) => Ok(r),
-        Some(Err(why)) => Err(format!("{what} are not rendered: {why}")),
+        Some(Err(why)) => Err(format!("{what} {UNUSABLE_HELM}{why}")),
         None => Err(format!("{what} are not rendered (no helm)")),
     }
+}
+
+/// What [`resolve`] says between the releases' kind and the reason when helm was given but
+/// cannot be used.
+const UNUSABLE_HELM: &str = "are not rendered: ";
+
+/// The kinds of release [`resolve`] names.
+pub(crate) const HELM_RELEASES: &str = "HelmReleases";
+pub(crate) const HELMFILE_RELEASES: &str = "helmfile releases";
+
+/// Whether a release's reason for not being rendered is that the helm given cannot be used
+/// (the reason [`LazyRenderer::unusable`] gives, the same for every release).
+pub fn helm_was_unusable(reason: &str) -> bool {
+    [HELM_RELEASES, HELMFILE_RELEASES]
+        .iter()
+        .any(|what| reason.starts_with(&format!("{what} {UNUSABLE_HELM}")))
 }
 
 /// A chart as `-o json` and the YAML group's title show it.
@@ -223,7 +239,7 @@ pub fn render_releases(
     if found.is_empty() {
         return Vec::new();
     }
-    let renderer = match resolve(renderer, "HelmReleases") {
+    let renderer = match resolve(renderer, HELM_RELEASES) {
         Ok(r) => r,
         Err(why) => {
             return found
