@@ -18,10 +18,9 @@ fn findings(root: &Path) -> Vec<Finding> {
     common::findings(root, &[], &config, |code| CODES.contains(&code))
 }
 
-/// Asserts the one finding of `bad` and none in `good`; returns the finding.
-fn one(code: &str, at: &str) -> Finding {
-    let found = findings(&fixture(code, "bad"));
-    let places: Vec<String> = found
+/// `CODE file:line:column` of each finding (`CODE ` alone for one without a location).
+fn code_places(found: &[Finding]) -> Vec<String> {
+    found
         .iter()
         .map(|f| {
             format!(
@@ -30,7 +29,13 @@ fn one(code: &str, at: &str) -> Finding {
                 f.location.as_ref().map(place).unwrap_or_default()
             )
         })
-        .collect();
+        .collect()
+}
+
+/// Asserts the one finding of `bad` and none in `good`; returns the finding.
+fn one(code: &str, at: &str) -> Finding {
+    let found = findings(&fixture(code, "bad"));
+    let places = code_places(&found);
     assert_eq!(places, [format!("{code} {at}")], "{found:#?}");
     let good = findings(&fixture(code, "good"));
     assert!(good.is_empty(), "{code}/good: {good:#?}");
@@ -120,11 +125,7 @@ fn ref001_a_chart_ref_to_nothing() {
 fn unseen_provider_repo(name: &str, with_release: bool) -> std::path::PathBuf {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&root);
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(&root, rel, text);
     write(
         "clusters/dev/objects.yaml",
         "apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n",
@@ -173,11 +174,7 @@ fn ord001_is_silent_when_what_may_provide_the_kind_was_not_seen() {
 fn ord005_a_resource_set_dependency_that_does_not_exist() {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ord005-resourceset");
     let _ = std::fs::remove_dir_all(&root);
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(&root, rel, text);
     let rset = |name: &str, depends: &str| {
         format!(
             "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  dependsOn:\n    - apiVersion: fluxcd.controlplane.io/v1\n      kind: ResourceSet\n      name: {depends}\n      namespace: flux-system\n  inputs:\n    - app: {name}\n  resources:\n    - apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: << inputs.app >>\n        namespace: default\n"
@@ -191,16 +188,7 @@ fn ord005_a_resource_set_dependency_that_does_not_exist() {
     write("clusters/dev/apps.yaml", &rset("apps", "infra"));
     write("clusters/dev/infra.yaml", &rset("infra", "policy"));
     let found = findings(&root);
-    let places: Vec<String> = found
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}",
-                f.code,
-                f.location.as_ref().map(place).unwrap_or_default()
-            )
-        })
-        .collect();
+    let places = code_places(&found);
     assert_eq!(
         places,
         ["ORD005 clusters/dev/infra.yaml:10:13"],

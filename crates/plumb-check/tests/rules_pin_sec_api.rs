@@ -209,11 +209,7 @@ fn lck001_a_module_a_terragrunt_unit_runs_is_no_root() {
     // is written, so the unit's `../../../..` only resolves from there; after `//` is the
     // module's path inside the copied tree.
     let root = copy_of("LCK001", "good", "terragrunt");
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(&root, rel, text);
     write(
         "infrastructure/modules/app-secrets/providers.tf",
         "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\" }\n  }\n}\n",
@@ -423,11 +419,7 @@ fn pin002_judges_oci_repository_refs() {
 #[test]
 fn pin002_on_an_object_a_resource_set_generates_points_at_the_resource_set() {
     let root = copy_of("PIN002", "good", "resourceset");
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(&root, rel, text);
     // d2-fleet's tenants: one OCIRepository per tenant, by a floating tag.
     write(
         "clusters/dev/tenants.yaml",

@@ -1042,26 +1042,30 @@ spec:
     name: flux-system
 ";
 
-#[test]
-fn a_ready_kustomization_dependency_orders_what_the_resource_set_generates() {
-    let ready = generating(
-        "apps",
-        &["web"],
+/// The platform Kustomization's directory.
+const PLATFORM_CM: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  namespace: default\n";
+
+/// A ResourceSet spec's `dependsOn` on Kustomization flux-system/platform, with `how`'s lines
+/// (`ready`, `readyExpr`) in the entry.
+fn on_platform(how: &str) -> String {
+    format!(
         "  dependsOn:
     - apiVersion: kustomize.toolkit.fluxcd.io/v1
       kind: Kustomization
       name: platform
       namespace: flux-system
-      ready: true
-",
-    );
+{how}"
+    )
+}
+
+#[test]
+fn a_ready_kustomization_dependency_orders_what_the_resource_set_generates() {
+    let ready = generating("apps", &["web"], &on_platform("      ready: true\n"));
     let build = built_home(&[
         ("clusters/home/apps.yaml", &ready),
         ("clusters/home/platform.yaml", PLATFORM_KS),
-        (
-            "platform/cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  namespace: default\n",
-        ),
+        ("platform/cm.yaml", PLATFORM_CM),
     ]);
     assert_eq!(
         depends_on(&build, "flux-system/web"),
@@ -1082,25 +1086,11 @@ fn existence_only_and_expression_dependencies_order_nothing() {
         "",
         "      readyExpr: status.observedGeneration >= 0\n      ready: true\n",
     ] {
-        let rset = generating(
-            "apps",
-            &["web"],
-            &format!(
-                "  dependsOn:
-    - apiVersion: kustomize.toolkit.fluxcd.io/v1
-      kind: Kustomization
-      name: platform
-      namespace: flux-system
-{how}"
-            ),
-        );
+        let rset = generating("apps", &["web"], &on_platform(how));
         let build = built_home(&[
             ("clusters/home/apps.yaml", &rset),
             ("clusters/home/platform.yaml", PLATFORM_KS),
-            (
-                "platform/cm.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  namespace: default\n",
-            ),
+            ("platform/cm.yaml", PLATFORM_CM),
         ]);
         assert!(depends_on(&build, "flux-system/web").is_empty(), "{how:?}");
     }
@@ -1177,25 +1167,12 @@ fn a_dependency_nothing_creates_is_reported_at_its_entry() {
 
 #[test]
 fn a_cycle_through_resource_set_dependencies_is_a_cycle() {
-    let apps = generating(
-        "apps",
-        &["web"],
-        "  dependsOn:
-    - apiVersion: kustomize.toolkit.fluxcd.io/v1
-      kind: Kustomization
-      name: platform
-      namespace: flux-system
-      ready: true
-",
-    );
+    let apps = generating("apps", &["web"], &on_platform("      ready: true\n"));
     let platform = PLATFORM_KS.replace("spec:\n", "spec:\n  dependsOn:\n    - name: web\n");
     let build = built_home(&[
         ("clusters/home/apps.yaml", &apps),
         ("clusters/home/platform.yaml", &platform),
-        (
-            "platform/cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  namespace: default\n",
-        ),
+        ("platform/cm.yaml", PLATFORM_CM),
     ]);
     let cycles: Vec<_> = build
         .diagnostics()

@@ -104,6 +104,13 @@ pub fn at(code: &'static str, file: &str, line: usize, column: usize) -> Place {
     (code, file.to_string(), line, column)
 }
 
+/// Writes `text` to `rel` under `root`, making its directories.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a file in a directory")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// `file:line:column` of a location.
 pub fn place(l: &Location) -> String {
     format!("{}:{}:{}", l.file.display(), l.line, l.column)
