@@ -446,7 +446,7 @@ fn scan_file(
         return scan;
     };
     if kustomization_file {
-        scan.referenced = listed_directories(root, dir_rel, docs.first());
+        scan.referenced = listed_directories(fs, root, dir_rel, docs.first());
     }
     if !may_declare {
         return scan;
@@ -524,7 +524,14 @@ fn uncovered_roots(
 /// The directories, relative to the repository root, that a kustomization.yaml in `dir_rel`
 /// lists under `resources`, `bases` or `components` (never the root itself, nor its own
 /// directory).
-fn listed_directories(root: &Path, dir_rel: &str, doc: Option<&Node>) -> Vec<String> {
+/// The directories a kustomization file lists, looked up through the file system the build
+/// reads next (which remembers what it found).
+fn listed_directories(
+    fs: &plumb_kustomize::FileSystem,
+    root: &Path,
+    dir_rel: &str,
+    doc: Option<&Node>,
+) -> Vec<String> {
     let Some(value) = doc.and_then(|d| plumb_yaml::to_json(d).ok()) else {
         return Vec::new();
     };
@@ -535,7 +542,7 @@ fn listed_directories(root: &Path, dir_rel: &str, doc: Option<&Node>) -> Vec<Str
         .filter_map(Value::as_str)
         .filter(|entry| !plumb_kustomize::loader::is_remote(entry))
         .map(|entry| source::clean_relative(&format!("{dir_rel}/{entry}")))
-        .filter(|rel| !rel.is_empty() && rel != dir_rel && root.join(rel).is_dir())
+        .filter(|rel| !rel.is_empty() && rel != dir_rel && fs.is_dir(&root.join(rel)))
         .collect()
 }
 

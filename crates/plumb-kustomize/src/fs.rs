@@ -44,6 +44,14 @@ pub struct FileSystem {
     entries: Arc<Mutex<HashMap<PathBuf, Option<Entry>>>>,
     /// What [`FileSystem::resolve`] answered for each path inside the root.
     resolved: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
+    /// What [`FileSystem::absolute`] answered for each path: a resource's or component's
+    /// address is asked for by every build that lists it.
+    absolutes: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
+    /// What [`FileSystem::exists`] answered for each path.
+    existing: Arc<Mutex<HashMap<PathBuf, bool>>>,
+    /// The bytes of the files [`FileSystem::read`] read so far (a generator's files, which
+    /// every build using the generator's component reads).
+    bytes: Arc<Mutex<HashMap<PathBuf, Arc<[u8]>>>>,
 }
 
 impl std::fmt::Debug for FileSystem {
@@ -91,6 +99,9 @@ impl FileSystem {
             texts: Arc::default(),
             entries: Arc::default(),
             resolved: Arc::default(),
+            absolutes: Arc::default(),
+            existing: Arc::default(),
+            bytes: Arc::default(),
         }
     }
 
@@ -124,8 +135,13 @@ impl FileSystem {
     }
 
     fn resolve_now(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
+        // What the shortcut's `lstat` saw, for `entry` to reuse once the root check passed.
+        let mut seen = None;
         let resolved = match self.resolve_under_known_dir(path) {
-            Some(found) => Ok(found),
+            Some(found) => Ok(found.map(|(real, entry)| {
+                seen = Some(entry);
+                real
+            })),
             None => path.canonicalize().map(Some),
         };
         let real = match resolved {
@@ -145,7 +161,14 @@ impl FileSystem {
                 real,
                 root: root.clone(),
             }),
-            _ => Ok(Some(real)),
+            _ => {
+                if let Some(entry) = seen {
+                    lock(&self.entries)
+                        .entry(path.to_path_buf())
+                        .or_insert(Some(entry));
+                }
+                Ok(Some(real))
+            }
         }
     }
 
@@ -153,23 +176,32 @@ impl FileSystem {
     /// the root or not), else absolute and lexically clean; resolved through the directories
     /// this file system remembers.
     pub fn absolute(&self, path: &Path) -> PathBuf {
-        match self.resolve_under_known_dir(path) {
-            Some(Some(real)) => real,
-            _ => crate::loader::absolute(path),
+        if let Some(found) = lock(&self.absolutes).get(path) {
+            return found.clone();
         }
+        if let Some(Some(real)) = lock(&self.resolved).get(path) {
+            return real.clone();
+        }
+        let found = match self.resolve_under_known_dir(path) {
+            Some(Some((real, _))) => real,
+            _ => crate::loader::absolute(path),
+        };
+        lock(&self.absolutes).insert(path.to_path_buf(), found.clone());
+        found
     }
 
-    /// `path.canonicalize()` for an absolute, clean path whose parent directory resolves
-    /// (remembered after the first time) and whose last component is not a symlink: the parent's
-    /// real path joined with the name, at the cost of one `lstat`. `Some(None)` when nothing is
-    /// there; `None` when this shortcut does not apply or anything fails, for the caller to ask
-    /// `canonicalize` and get its exact answer.
-    fn resolve_under_known_dir(&self, path: &Path) -> Option<Option<PathBuf>> {
+    /// `path.canonicalize()` for an absolute path whose parent directory resolves (remembered
+    /// after the first time; `..` taken as it comes, as `realpath` does, after the symlinks
+    /// before it) and whose last component is a name and no symlink: the parent's
+    /// real path joined with the name, at the cost of one `lstat`, with what that `lstat` found
+    /// there. `Some(None)` when nothing is there; `None` when this shortcut does not apply or
+    /// anything fails, for the caller to ask `canonicalize` and get its exact answer.
+    fn resolve_under_known_dir(&self, path: &Path) -> Option<Option<(PathBuf, Entry)>> {
         let mut components = path.components();
         // A trailing `/` asks for a directory, which `canonicalize` checks.
         if path.as_os_str().as_encoded_bytes().ends_with(b"/")
             || components.next() != Some(Component::RootDir)
-            || !components.all(|c| matches!(c, Component::Normal(_)))
+            || !components.all(|c| matches!(c, Component::Normal(_) | Component::ParentDir))
         {
             return None;
         }
@@ -182,20 +214,21 @@ impl FileSystem {
                 if meta.is_dir() {
                     self.remember_dir(path, &candidate);
                 }
-                Some(Some(candidate))
+                Some(Some((candidate, entry_of(&meta))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
             Err(_) => None,
         }
     }
 
-    /// The real path of the directory `dir` (absolute and clean), remembered.
+    /// The real path of the directory `dir` (absolute), remembered.
     fn resolved_dir(&self, dir: &Path) -> Option<PathBuf> {
         if let Some(real) = lock(&self.resolved_dirs).get(dir) {
             return Some(real.clone());
         }
         // Through its parent when that is known and the name is no symlink: one `lstat`
-        // instead of a `readlink` per component of the path.
+        // instead of a `readlink` per component of the path. A `..` is the real parent of the
+        // directory before it (a real path has no symlink to go back through).
         let through_parent = match (dir.parent(), dir.file_name()) {
             (Some(parent), Some(name)) => self.resolved_dir(parent).and_then(|real_parent| {
                 let candidate = real_parent.join(name);
@@ -204,6 +237,11 @@ impl FileSystem {
                     _ => None,
                 }
             }),
+            (Some(parent), None) if dir.components().next_back() == Some(Component::ParentDir) => {
+                self.resolved_dir(parent)
+                    .filter(|real| real.is_dir())
+                    .and_then(|real| real.parent().map(Path::to_path_buf))
+            }
             _ => None,
         };
         let real = match through_parent {
@@ -232,17 +270,15 @@ impl FileSystem {
         let Some(real) = self.resolve(path)? else {
             return Ok(None);
         };
+        // Resolving may have seen what is there already.
+        if let Some(found) = lock(&self.entries).get(path) {
+            return Ok(*found);
+        }
         let meta = std::fs::metadata(&real).map_err(|e| KustomizeError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        Ok(Some(if meta.is_dir() {
-            Entry::Dir
-        } else if meta.is_file() {
-            Entry::File
-        } else {
-            Entry::Special
-        }))
+        Ok(Some(entry_of(&meta)))
     }
 
     /// Whether `path` is a directory inside the root.
@@ -258,7 +294,16 @@ impl FileSystem {
     /// Whether anything is at `path`, inside the root or not: the caller goes on to read it and
     /// gets the reason it may not.
     pub fn exists(&self, path: &Path) -> bool {
-        path.exists()
+        if let Some(&found) = lock(&self.existing).get(path) {
+            return found;
+        }
+        // Resolved inside the root, as the read that follows resolves it; anywhere else, asked.
+        let found = match self.resolve(path) {
+            Ok(real) => real.is_some(),
+            Err(_) => path.exists(),
+        };
+        lock(&self.existing).insert(path.to_path_buf(), found);
+        found
     }
 
     /// [`FileSystem::resolve`], with nothing there an error that names `path`.
@@ -269,23 +314,42 @@ impl FileSystem {
         })
     }
 
-    /// The bytes of a regular file inside the root, at most the cap.
+    /// The bytes of a regular file inside the root, at most the cap; remembered, as
+    /// [`FileSystem::read_text`] is.
     pub fn read(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
+        if let Some(bytes) = lock(&self.bytes).get(path) {
+            return Ok(bytes.to_vec());
+        }
+        let bytes = self.read_file(path)?;
+        lock(&self.bytes).insert(path.to_path_buf(), Arc::from(&bytes[..]));
+        Ok(bytes)
+    }
+
+    /// [`FileSystem::read`] from the disk.
+    fn read_file(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
         let io = io_error(path);
+        // Checked before the open: opening a FIFO blocks until something writes to it. The
+        // kind is what resolving the path already saw, where it could.
+        match self.entry(path)? {
+            None => {
+                return Err(KustomizeError::Io {
+                    path: path.to_path_buf(),
+                    message: "no such file or directory".into(),
+                })
+            }
+            Some(Entry::Dir) => {
+                return Err(KustomizeError::Io {
+                    path: path.to_path_buf(),
+                    message: "is a directory".into(),
+                })
+            }
+            Some(Entry::Special) => return Err(KustomizeError::NotRegularFile(path.to_path_buf())),
+            Some(Entry::File) => {}
+        }
         let real = self.resolve_existing(path)?;
-        // Checked before the open: opening a FIFO blocks until something writes to it.
-        let meta = std::fs::metadata(&real).map_err(io)?;
-        if meta.is_dir() {
-            return Err(KustomizeError::Io {
-                path: path.to_path_buf(),
-                message: "is a directory".into(),
-            });
-        }
-        if !meta.is_file() {
-            return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
-        }
         let file = std::fs::File::open(&real).map_err(io)?;
-        if !file.metadata().map_err(io)?.is_file() {
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
             return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
         }
         // Read up to the cap rather than by the size the file reports: /proc files say 0. The
@@ -314,7 +378,7 @@ impl FileSystem {
         if let Some(text) = lock(&self.texts).get(path) {
             return Ok(Arc::clone(text));
         }
-        let text: Arc<str> = String::from_utf8(self.read(path)?)
+        let text: Arc<str> = String::from_utf8(self.read_file(path)?)
             .map_err(|_| KustomizeError::Io {
                 path: path.to_path_buf(),
                 message: "stream did not contain valid UTF-8".into(),
@@ -380,6 +444,17 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> KustomizeError + Copy + '
     move |e| KustomizeError::Io {
         path: path.to_path_buf(),
         message: e.to_string(),
+    }
+}
+
+/// What metadata that followed no symlink says is there.
+fn entry_of(meta: &std::fs::Metadata) -> Entry {
+    if meta.is_dir() {
+        Entry::Dir
+    } else if meta.is_file() {
+        Entry::File
+    } else {
+        Entry::Special
     }
 }
 
@@ -453,6 +528,61 @@ mod tests {
                 assert!(fs.resolve(&path).is_err(), "{bad}");
             }
         }
+    }
+
+    #[test]
+    fn parent_components_resolve_as_canonicalize_does() {
+        let (_tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        std::fs::create_dir_all(root.join("base/deep/sub")).expect("mkdir");
+        std::fs::write(root.join("base/deep/x.yaml"), "kind: X\n").expect("write");
+        std::fs::write(root.join("apps/file"), "x").expect("write");
+        // `..` after a symlink goes back from where the link leads, not from the link.
+        symlink(root.join("base/deep/sub"), root.join("apps/via")).expect("symlink");
+        let paths = [
+            "apps/../base/deep/x.yaml",
+            "apps/via/../x.yaml",
+            "apps/via/../../deep/./x.yaml",
+            "base/deep/sub/../../../apps/cm.yaml",
+            "apps/via/../missing.yaml",
+            "apps/file/../cm.yaml",
+            "apps/missing/../cm.yaml",
+        ];
+        // Twice each: the second time every directory is remembered.
+        for _ in 0..2 {
+            for rel in paths {
+                let path = root.join(rel);
+                let expected = path.canonicalize().ok();
+                match fs.resolve(&path) {
+                    Ok(found) => assert_eq!(found, expected, "{rel}"),
+                    Err(e) => assert!(expected.is_none(), "{rel}: {e}"),
+                }
+                let expected_exists = path.exists();
+                assert_eq!(fs.exists(&path), expected_exists, "{rel}");
+                if let Some(real) = &expected {
+                    assert_eq!(&fs.absolute(&path), real, "{rel}");
+                    assert_eq!(fs.is_file(&path), real.is_file(), "{rel}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reads_bytes_once() {
+        let (_tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        let file = root.join("apps/data.bin");
+        std::fs::write(&file, [0u8, 159, 146, 150]).expect("write");
+        assert_eq!(fs.read(&file).expect("read"), vec![0u8, 159, 146, 150]);
+        std::fs::write(&file, "changed").expect("write");
+        assert_eq!(
+            fs.clone().read(&file).expect("remembered"),
+            vec![0u8, 159, 146, 150]
+        );
+        let err = fs.read(&root.join("apps")).expect_err("a directory");
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        let err = fs.read(&root.join("apps/none.yaml")).expect_err("missing");
+        assert!(err.to_string().contains("no such file"), "{err}");
     }
 
     #[test]

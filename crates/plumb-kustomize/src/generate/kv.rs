@@ -111,19 +111,19 @@ fn base_name(path: &str) -> String {
 /// restrictor.
 fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, String> {
     let path = loader::clean(&root.join(relative));
-    let shown = loader::absolute(&path);
+    // Only errors show it: resolving it costs a `readlink` a component.
+    let shown = || loader::absolute(&path).display().to_string();
     let fs = &ctx.options.fs;
     if !fs.exists(&path) {
+        let shown = shown();
         return Err(format!(
-            "evalsymlink failure on '{}' : lstat {}: no such file or directory",
-            shown.display(),
-            shown.display()
+            "evalsymlink failure on '{shown}' : lstat {shown}: no such file or directory"
         ));
     }
     loader::check_restrictor(ctx.options.load_restrictor, root, &path)
         .map_err(|e| e.to_string())?;
     if fs.is_dir(&path) {
-        return Err(format!("'{}' must resolve to a file", shown.display()));
+        return Err(format!("'{}' must resolve to a file", shown()));
     }
     fs.read(&path).map_err(|e| e.to_string())
 }

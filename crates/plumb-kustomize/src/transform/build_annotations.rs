@@ -53,10 +53,18 @@ impl BuildMetadata {
             .and_then(Node::as_sequence)
             .map(|v| v.iter().filter_map(Node::scalar_value).collect())
             .unwrap_or_default();
+        let origin_annotations = options.contains(&"originAnnotations");
+        let transformer_annotations = options.contains(&"transformerAnnotations");
+        // Only the annotations use it; resolving it costs a `readlink` a component.
+        let top_dir = if origin_annotations || transformer_annotations {
+            crate::loader::absolute(k.dir())
+        } else {
+            PathBuf::new()
+        };
         BuildMetadata {
-            origin_annotations: options.contains(&"originAnnotations"),
-            transformer_annotations: options.contains(&"transformerAnnotations"),
-            top_dir: crate::loader::absolute(k.dir()),
+            origin_annotations,
+            transformer_annotations,
+            top_dir,
         }
     }
 
