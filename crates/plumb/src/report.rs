@@ -57,13 +57,19 @@ pub fn warning(msg: &str) {
     }
 }
 
+/// Standard error for a block of lines, written when the block ends (at the drop): stderr
+/// itself is unbuffered, which made a build's report a `write` for every piece of every line.
+pub fn buffered_stderr() -> std::io::BufWriter<std::io::StderrLock<'static>> {
+    std::io::BufWriter::with_capacity(64 << 10, std::io::stderr().lock())
+}
+
 /// Every inference of the build, once each, as `note:` blocks: what was assumed and how to
 /// override it.
 pub fn notes(build: &RepositoryBuild, verbosity: Verbosity) {
     if verbosity.quiet {
         return;
     }
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = buffered_stderr();
     for why in build.assumptions() {
         let _ = writeln!(stderr, "note: {}", why.message());
         if let plumb_flux::source::Inference::ClusterSync {
@@ -104,7 +110,7 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
         return;
     }
     let sops = plumb_flux::sops_status::sops_objects(build);
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = buffered_stderr();
     if verbosity.verbose > 0 {
         for entry in &build.entries {
             for k in entry.kustomizations.iter().filter(|k| !k.synthetic) {

@@ -125,7 +125,7 @@ pub fn build_tree(
 pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> bool {
     crate::report::notes(result, verbosity);
     {
-        let mut stderr = std::io::stderr().lock();
+        let mut stderr = crate::report::buffered_stderr();
         for d in result
             .diagnostics()
             .filter(|d| d.is_error() || !verbosity.quiet)
