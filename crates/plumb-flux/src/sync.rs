@@ -14,7 +14,7 @@ use plumb_yaml::Node;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The API group of flux-operator's kinds.
 pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
@@ -228,19 +228,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
     };
-    // The walk lists directories and names (cheap, in order); reading and parsing the files,
-    // nearly all of discovery's time, runs in parallel, each file parsed once.
-    let dirs = yaml_files_by_dir(root);
-    let scans: Vec<Vec<FileScan>> = dirs
-        .par_iter()
-        .map(|(dir_rel, files)| {
-            files
-                .iter()
-                .map(|path| scan_file(&fs, root, dir_rel, path))
-                .collect()
-        })
-        .collect();
-    for ((dir_rel, _), scans) in dirs.iter().zip(scans) {
+    // Listing the directories and reading and parsing the files run in parallel, each file
+    // parsed once; what they find comes back in the order of a serial walk.
+    let dirs = scan_tree(&fs, root, root);
+    for (dir_rel, scans) in dirs {
+        let dir_rel = &dir_rel;
         let mut objects = Vec::new();
         for scan in scans {
             referenced.extend(scan.referenced);
@@ -358,40 +350,58 @@ fn generated_syncs(rset: &Object, beside: &[Object]) -> Vec<ClusterSync> {
         .collect()
 }
 
-/// The directories of the tree in the order discovery reads them (depth first, the last
-/// subdirectory first, as a stack pops them), each with its path relative to the root and its
-/// YAML files in name order. Hidden names are skipped and symlinks are not followed: a link
-/// out of the repository is not part of it.
-fn yaml_files_by_dir(root: &Path) -> Vec<(String, Vec<PathBuf>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else {
+/// What the YAML files of `dir` and of every directory below it tell discovery: each
+/// directory with its path relative to the root and the scans of its YAML files in name order,
+/// in the order of a depth-first walk that takes the last subdirectory first (as a stack pops
+/// them). Hidden names are skipped and symlinks are not followed: a link out of the repository
+/// is not part of it. Directories are listed, and files read, in parallel.
+fn scan_tree(
+    fs: &plumb_kustomize::FileSystem,
+    root: &Path,
+    dir: &Path,
+) -> Vec<(String, Vec<FileScan>)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    let dir_rel = dir
+        .strip_prefix(root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (mut files, mut subdirs) = (Vec::new(), Vec::new());
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let Ok(file_type) = entry.file_type() else {
             continue;
         };
-        let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        let dir_rel = dir
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut files = Vec::new();
-        for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            if file_type.is_dir() {
-                stack.push(entry.path());
-            } else if file_type.is_file() && (name.ends_with(".yaml") || name.ends_with(".yml")) {
-                files.push(entry.path());
-            }
+        if file_type.is_dir() {
+            subdirs.push(entry.path());
+        } else if file_type.is_file() && (name.ends_with(".yaml") || name.ends_with(".yml")) {
+            files.push(entry.path());
         }
-        out.push((dir_rel, files));
     }
+    let (scans, below): (Vec<FileScan>, Vec<Vec<(String, Vec<FileScan>)>>) = rayon::join(
+        || {
+            files
+                .par_iter()
+                .map(|path| scan_file(fs, root, &dir_rel, path))
+                .collect()
+        },
+        || {
+            subdirs
+                .par_iter()
+                .rev()
+                .map(|sub| scan_tree(fs, root, sub))
+                .collect()
+        },
+    );
+    let mut out = vec![(dir_rel, scans)];
+    out.extend(below.into_iter().flatten());
     out
 }
 
