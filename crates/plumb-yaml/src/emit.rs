@@ -410,6 +410,132 @@ fn is_simple_word(text: &str) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
 }
 
+/// What [`analyze`] reads off the characters of a text, one character of lookahead at a time.
+#[derive(Debug, Default, PartialEq)]
+struct Scan {
+    block_indicators: bool,
+    special: bool,
+    leading_space: bool,
+    leading_break: bool,
+    trailing_space: bool,
+    trailing_break: bool,
+    break_space: bool,
+    space_break: bool,
+    line_breaks: bool,
+}
+
+fn scan(mut chars: std::iter::Peekable<impl Iterator<Item = char>>) -> Scan {
+    let mut block_indicators = false;
+    let mut special = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break, mut line_breaks) = (false, false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    let mut preceded_by_ws = true;
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_ws = matches!(next, None | Some(' ' | '\t'));
+        if first {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => block_indicators = true,
+                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_ws => block_indicators = true,
+                '#' if preceded_by_ws => block_indicators = true,
+                _ => {}
+            }
+        }
+        if !is_printable(c) {
+            special = true;
+        }
+        if c == ' ' {
+            if first {
+                leading_space = true;
+            }
+            if last {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            if first {
+                leading_break = true;
+            }
+            if last {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        first = false;
+    }
+    Scan {
+        block_indicators,
+        special,
+        leading_space,
+        leading_break,
+        trailing_space,
+        trailing_break,
+        break_space,
+        space_break,
+        line_breaks,
+    }
+}
+
+/// [`scan`] of a non-empty ASCII text (nearly every string written): bytes, nothing to decode.
+fn scan_ascii(b: &[u8]) -> Scan {
+    let n = b.len();
+    let is_break = |c: u8| c == b'\n' || c == b'\r';
+    let followed_by_ws = |i: usize| i + 1 >= n || matches!(b[i + 1], b' ' | b'\t');
+    let mut out = Scan {
+        block_indicators: match b[0] {
+            b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+            | b'"' | b'%' | b'@' | b'`' => true,
+            b'?' | b':' | b'-' => followed_by_ws(0),
+            _ => false,
+        },
+        leading_space: b[0] == b' ',
+        trailing_space: b[n - 1] == b' ',
+        leading_break: is_break(b[0]),
+        trailing_break: is_break(b[n - 1]),
+        ..Scan::default()
+    };
+    for (i, &c) in b.iter().enumerate() {
+        // libyaml's printable ASCII: the line feed and a space to a tilde.
+        out.special |= c != b'\n' && !(0x20..=0x7E).contains(&c);
+        out.line_breaks |= is_break(c);
+        if i == 0 {
+            continue;
+        }
+        let before = b[i - 1];
+        match c {
+            b':' => out.block_indicators |= followed_by_ws(i),
+            b'#' => out.block_indicators |= matches!(before, b' ' | b'\t' | 0) || is_break(before),
+            b' ' => out.break_space |= is_break(before),
+            b'\n' | b'\r' => out.space_break |= before == b' ',
+            _ => {}
+        }
+    }
+    out
+}
+
 /// libyaml's scalar analysis: which styles can carry this text unchanged.
 fn analyze(text: &str) -> Analysis {
     if text.is_empty() {
@@ -428,65 +554,24 @@ fn analyze(text: &str) -> Analysis {
             block_allowed: true,
         };
     }
-    let chars: Vec<char> = text.chars().collect();
-    let n = chars.len();
-    let mut block_indicators = text.starts_with("---") || text.starts_with("...");
-    let mut special = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
-        (false, false, false, false);
-    let (mut break_space, mut space_break, mut line_breaks) = (false, false, false);
-    let (mut previous_space, mut previous_break) = (false, false);
-    let mut preceded_by_ws = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_ws = i + 1 >= n || chars[i + 1] == ' ' || chars[i + 1] == '\t';
-        if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => block_indicators = true,
-                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
-                _ => {}
-            }
-        } else {
-            match c {
-                ':' if followed_by_ws => block_indicators = true,
-                '#' if preceded_by_ws => block_indicators = true,
-                _ => {}
-            }
-        }
-        if !is_printable(c) {
-            special = true;
-        }
-        if c == ' ' {
-            if i == 0 {
-                leading_space = true;
-            }
-            if i + 1 == n {
-                trailing_space = true;
-            }
-            if previous_break {
-                break_space = true;
-            }
-            previous_space = true;
-            previous_break = false;
-        } else if is_break(c) {
-            line_breaks = true;
-            if i == 0 {
-                leading_break = true;
-            }
-            if i + 1 == n {
-                trailing_break = true;
-            }
-            if previous_space {
-                space_break = true;
-            }
-            previous_space = false;
-            previous_break = true;
-        } else {
-            previous_space = false;
-            previous_break = false;
-        }
-        preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
-    }
+    // This runs for every string written: ASCII text is read as bytes, with no UTF-8 decoding
+    // and no copy.
+    let Scan {
+        mut block_indicators,
+        special,
+        leading_space,
+        leading_break,
+        trailing_space,
+        trailing_break,
+        break_space,
+        space_break,
+        line_breaks,
+    } = if text.is_ascii() {
+        scan_ascii(text.as_bytes())
+    } else {
+        scan(text.chars().peekable())
+    };
+    block_indicators |= text.starts_with("---") || text.starts_with("...");
     let mut a = Analysis {
         multiline: line_breaks,
         block_plain_allowed: true,
@@ -762,6 +847,30 @@ fn natural_order<T: Copy + Into<char>>(ar: &[T], br: &[T]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_scans_as_any_text_does() {
+        // Every text of up to five characters over the ones the scan tells apart.
+        let pool = [
+            ' ', '\t', '\n', '\r', '#', ':', '-', '?', '[', 'a', '\0', '\u{7f}', '\'',
+        ];
+        let mut texts: Vec<String> = pool.iter().map(|c| c.to_string()).collect();
+        let mut all = texts.clone();
+        for _ in 1..5 {
+            texts = texts
+                .iter()
+                .flat_map(|t| pool.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            all.extend(texts.iter().cloned());
+        }
+        for text in &all {
+            assert_eq!(
+                scan_ascii(text.as_bytes()),
+                scan(text.chars().peekable()),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn ascii_keys_order_as_their_characters_do() {
