@@ -369,17 +369,19 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
         true => span.start + written.find('\n')? + 1,
         false => span.start,
     };
-    let mut text = String::with_capacity(file.len());
-    for (i, c) in file.char_indices() {
-        if c == '\n' || (body..span.end).contains(&i) {
-            text.push(c);
-        } else {
-            text.extend(std::iter::repeat_n(' ', c.len_utf8()));
+    // Byte by byte: the block starts and ends on character boundaries, so every byte of a
+    // character outside it becomes a space and the text stays UTF-8.
+    let mut text = file.as_bytes().to_vec();
+    let (before, rest) = text.split_at_mut(body);
+    let after = rest.get_mut(span.end - body..)?;
+    for b in before.iter_mut().chain(after.iter_mut()) {
+        if *b != b'\n' {
+            *b = b' ';
         }
     }
     Some(InPlace {
         path: span.file.path().to_path_buf(),
-        text,
+        text: String::from_utf8(text).ok()?,
     })
 }
 
