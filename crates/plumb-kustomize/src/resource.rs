@@ -196,15 +196,17 @@ impl Resource {
 
     /// Whether [`Resource::id`] is `id`, without building it.
     pub fn has_id(&self, id: &ResId) -> bool {
+        // The name first: it tells most resources of a list apart, before the version is split.
+        if self.name() != id.name || self.kind() != id.gvk.kind {
+            return false;
+        }
         let api_version = self.api_version();
         let (group, version) = match api_version.split_once('/') {
             Some(parts) => parts,
             None if api_version == "builtin" => (api_version, ""),
             None => ("", api_version),
         };
-        self.name() == id.name
-            && self.kind() == id.gvk.kind
-            && self.namespace() == id.namespace
+        self.namespace() == id.namespace
             && group == id.gvk.group
             && version == id.gvk.version
     }
