@@ -1259,7 +1259,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             );
         }
         for object in objects.iter_mut().filter(|_| invalid.is_none()) {
-            match postbuild::substitute_object(&object.value, &vars, post, ctx.mode) {
+            match postbuild::substitute_object_named(&object.value, &vars, post, ctx.mode) {
                 Ok(Some(value)) => object.value = value,
                 Ok(None) => {}
                 Err(failure) => diagnostics.push(postbuild::failure_diagnostic(object, &failure)),

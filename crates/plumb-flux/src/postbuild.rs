@@ -283,14 +283,25 @@ pub fn substitute_object(
     post: &PostBuild,
     mode: Mode,
 ) -> Result<Option<Value>, Failure> {
-    if is_disabled(value) {
-        return Ok(None);
-    }
-    if vars.is_empty() && !post.always {
-        return Ok(None);
-    }
+    // A bad name is refused unless the object opted out (no variables, no bad name).
     if let Some(bad) = vars.keys().find(|k| !varsub::is_valid_var_name(k)) {
-        return Err(Failure::InvalidName(bad.clone()));
+        if !is_disabled(value) {
+            return Err(Failure::InvalidName(bad.clone()));
+        }
+    }
+    substitute_object_named(value, vars, post, mode)
+}
+
+/// [`substitute_object`] with variables whose names are known to be valid (checked once for
+/// all the objects of a Kustomization, not for each).
+pub(crate) fn substitute_object_named(
+    value: &Value,
+    vars: &Vars,
+    post: &PostBuild,
+    mode: Mode,
+) -> Result<Option<Value>, Failure> {
+    if is_disabled(value) || (vars.is_empty() && !post.always) {
+        return Ok(None);
     }
     // Text without a `$` substitutes to itself, and most strings with one substitute in
     // place: only the rest is written out and read back.

@@ -206,9 +206,7 @@ impl Resource {
             None if api_version == "builtin" => (api_version, ""),
             None => ("", api_version),
         };
-        self.namespace() == id.namespace
-            && group == id.gvk.group
-            && version == id.gvk.version
+        self.namespace() == id.namespace && group == id.gvk.group && version == id.gvk.version
     }
 
     /// The identity kustomize uses for this resource now.
