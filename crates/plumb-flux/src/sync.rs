@@ -350,16 +350,15 @@ fn generated_syncs(rset: &Object, beside: &[Object]) -> Vec<ClusterSync> {
         .collect()
 }
 
+/// Directories (relative to the root) with the scans of their YAML files.
+type DirScans = Vec<(String, Vec<FileScan>)>;
+
 /// What the YAML files of `dir` and of every directory below it tell discovery: each
 /// directory with its path relative to the root and the scans of its YAML files in name order,
 /// in the order of a depth-first walk that takes the last subdirectory first (as a stack pops
 /// them). Hidden names are skipped and symlinks are not followed: a link out of the repository
 /// is not part of it. Directories are listed, and files read, in parallel.
-fn scan_tree(
-    fs: &plumb_kustomize::FileSystem,
-    root: &Path,
-    dir: &Path,
-) -> Vec<(String, Vec<FileScan>)> {
+fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirScans {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -385,7 +384,7 @@ fn scan_tree(
             files.push(entry.path());
         }
     }
-    let (scans, below): (Vec<FileScan>, Vec<Vec<(String, Vec<FileScan>)>>) = rayon::join(
+    let (scans, below): (Vec<FileScan>, Vec<DirScans>) = rayon::join(
         || {
             files
                 .par_iter()

@@ -700,7 +700,12 @@ fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
 pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, KustomizeError> {
     let docs = fs.read_documents(path)?;
-    resources_of(docs.iter().cloned(), path, fs.absolute(path))
+    let origin = fs.absolute(path);
+    // Documents nobody else holds (a file parsed for the first time) are moved, not copied.
+    match Arc::try_unwrap(docs) {
+        Ok(docs) => resources_of(docs, path, origin),
+        Err(docs) => resources_of(docs.iter().cloned(), path, origin),
+    }
 }
 
 /// The resources of YAML text read from `path` (a file, or a URL as a path).
