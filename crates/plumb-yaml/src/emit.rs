@@ -424,12 +424,18 @@ struct Scan {
     line_breaks: bool,
 }
 
+/// Whether `c`, the first character of a text, makes it start like another node would.
+fn starts_indicator(c: char, followed_by_ws: bool) -> bool {
+    match c {
+        '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
+        | '@' | '`' => true,
+        '?' | ':' | '-' => followed_by_ws,
+        _ => false,
+    }
+}
+
 fn scan(mut chars: std::iter::Peekable<impl Iterator<Item = char>>) -> Scan {
-    let mut block_indicators = false;
-    let mut special = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
-        (false, false, false, false);
-    let (mut break_space, mut space_break, mut line_breaks) = (false, false, false);
+    let mut out = Scan::default();
     let (mut previous_space, mut previous_break) = (false, false);
     let mut preceded_by_ws = true;
     let mut first = true;
@@ -437,46 +443,23 @@ fn scan(mut chars: std::iter::Peekable<impl Iterator<Item = char>>) -> Scan {
         let next = chars.peek().copied();
         let last = next.is_none();
         let followed_by_ws = matches!(next, None | Some(' ' | '\t'));
-        if first {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => block_indicators = true,
-                '?' | ':' | '-' if followed_by_ws => block_indicators = true,
-                _ => {}
-            }
+        out.block_indicators |= if first {
+            starts_indicator(c, followed_by_ws)
         } else {
-            match c {
-                ':' if followed_by_ws => block_indicators = true,
-                '#' if preceded_by_ws => block_indicators = true,
-                _ => {}
-            }
-        }
-        if !is_printable(c) {
-            special = true;
-        }
+            (c == ':' && followed_by_ws) || (c == '#' && preceded_by_ws)
+        };
+        out.special |= !is_printable(c);
         if c == ' ' {
-            if first {
-                leading_space = true;
-            }
-            if last {
-                trailing_space = true;
-            }
-            if previous_break {
-                break_space = true;
-            }
+            out.leading_space |= first;
+            out.trailing_space |= last;
+            out.break_space |= previous_break;
             previous_space = true;
             previous_break = false;
         } else if is_break(c) {
-            line_breaks = true;
-            if first {
-                leading_break = true;
-            }
-            if last {
-                trailing_break = true;
-            }
-            if previous_space {
-                space_break = true;
-            }
+            out.line_breaks = true;
+            out.leading_break |= first;
+            out.trailing_break |= last;
+            out.space_break |= previous_space;
             previous_space = false;
             previous_break = true;
         } else {
@@ -486,17 +469,7 @@ fn scan(mut chars: std::iter::Peekable<impl Iterator<Item = char>>) -> Scan {
         preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
         first = false;
     }
-    Scan {
-        block_indicators,
-        special,
-        leading_space,
-        leading_break,
-        trailing_space,
-        trailing_break,
-        break_space,
-        space_break,
-        line_breaks,
-    }
+    out
 }
 
 /// [`scan`] of a non-empty ASCII text (nearly every string written): bytes, nothing to decode.
@@ -505,12 +478,7 @@ fn scan_ascii(b: &[u8]) -> Scan {
     let is_break = |c: u8| c == b'\n' || c == b'\r';
     let followed_by_ws = |i: usize| i + 1 >= n || matches!(b[i + 1], b' ' | b'\t');
     let mut out = Scan {
-        block_indicators: match b[0] {
-            b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
-            | b'"' | b'%' | b'@' | b'`' => true,
-            b'?' | b':' | b'-' => followed_by_ws(0),
-            _ => false,
-        },
+        block_indicators: starts_indicator(char::from(b[0]), followed_by_ws(0)),
         leading_space: b[0] == b' ',
         trailing_space: b[n - 1] == b' ',
         leading_break: is_break(b[0]),
@@ -556,44 +524,35 @@ fn analyze(text: &str) -> Analysis {
     }
     // This runs for every string written: ASCII text is read as bytes, with no UTF-8 decoding
     // and no copy.
-    let Scan {
-        mut block_indicators,
-        special,
-        leading_space,
-        leading_break,
-        trailing_space,
-        trailing_break,
-        break_space,
-        space_break,
-        line_breaks,
-    } = if text.is_ascii() {
+    let scan = if text.is_ascii() {
         scan_ascii(text.as_bytes())
     } else {
         scan(text.chars().peekable())
     };
-    block_indicators |= text.starts_with("---") || text.starts_with("...");
+    let block_indicators =
+        scan.block_indicators || text.starts_with("---") || text.starts_with("...");
     let mut a = Analysis {
-        multiline: line_breaks,
+        multiline: scan.line_breaks,
         block_plain_allowed: true,
         single_quoted_allowed: true,
         block_allowed: true,
     };
-    if leading_space || leading_break || trailing_space || trailing_break {
+    if scan.leading_space || scan.leading_break || scan.trailing_space || scan.trailing_break {
         a.block_plain_allowed = false;
     }
-    if trailing_space {
+    if scan.trailing_space {
         a.block_allowed = false;
     }
-    if break_space {
+    if scan.break_space {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
     }
-    if space_break || special {
+    if scan.space_break || scan.special {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
         a.block_allowed = false;
     }
-    if line_breaks || block_indicators {
+    if scan.line_breaks || block_indicators {
         a.block_plain_allowed = false;
     }
     a
