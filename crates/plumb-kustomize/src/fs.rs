@@ -49,8 +49,6 @@ pub struct FileSystem {
     /// What [`FileSystem::absolute`] answered for each path: a resource's or component's
     /// address is asked for by every build that lists it.
     absolutes: Arc<Mutex<PathMap<PathBuf>>>,
-    /// What [`FileSystem::exists`] answered for each path.
-    existing: Arc<Mutex<PathMap<bool>>>,
     /// The bytes of the files [`FileSystem::read`] read so far (a generator's files, which
     /// every build using the generator's component reads).
     bytes: Arc<Mutex<PathMap<Arc<[u8]>>>>,
@@ -102,7 +100,6 @@ impl FileSystem {
             entries: Arc::default(),
             resolved: Arc::default(),
             absolutes: Arc::default(),
-            existing: Arc::default(),
             bytes: Arc::default(),
         }
     }
@@ -179,12 +176,14 @@ impl FileSystem {
         if let Some(found) = lock(&self.absolutes).get(path) {
             return found.clone();
         }
-        if let Some(Some(real)) = lock(&self.resolved).get(path) {
-            return real.clone();
-        }
-        let found = match self.resolve_under_known_dir(path) {
-            Some(Some((real, _))) => real,
-            _ => crate::loader::absolute(path),
+        // Inside the root, what `resolve` found (and remembers); elsewhere, or nothing there,
+        // what `canonicalize` or the lexical cleaning says.
+        let found = match self.resolve(path) {
+            Ok(Some(real)) => real,
+            _ => match self.resolve_under_known_dir(path) {
+                Some(Some((real, _))) => real,
+                _ => crate::loader::absolute(path),
+            },
         };
         lock(&self.absolutes).insert(path.to_path_buf(), found.clone());
         found
@@ -294,16 +293,12 @@ impl FileSystem {
     /// Whether anything is at `path`, inside the root or not: the caller goes on to read it and
     /// gets the reason it may not.
     pub fn exists(&self, path: &Path) -> bool {
-        if let Some(&found) = lock(&self.existing).get(path) {
-            return found;
-        }
-        // Resolved inside the root, as the read that follows resolves it; anywhere else, asked.
-        let found = match self.resolve(path) {
+        // Resolved (and remembered) inside the root, as the read that follows resolves it;
+        // anywhere else, asked.
+        match self.resolve(path) {
             Ok(real) => real.is_some(),
             Err(_) => path.exists(),
-        };
-        lock(&self.existing).insert(path.to_path_buf(), found);
-        found
+        }
     }
 
     /// [`FileSystem::resolve`], with nothing there an error that names `path`.
@@ -328,15 +323,10 @@ impl FileSystem {
     /// [`FileSystem::read`] from the disk.
     fn read_file(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
         let io = io_error(path);
+        let real = self.resolve_existing(path)?;
         // Checked before the open: opening a FIFO blocks until something writes to it. The
         // kind is what resolving the path already saw, where it could.
         match self.entry(path)? {
-            None => {
-                return Err(KustomizeError::Io {
-                    path: path.to_path_buf(),
-                    message: "no such file or directory".into(),
-                })
-            }
             Some(Entry::Dir) => {
                 return Err(KustomizeError::Io {
                     path: path.to_path_buf(),
@@ -344,9 +334,9 @@ impl FileSystem {
                 })
             }
             Some(Entry::Special) => return Err(KustomizeError::NotRegularFile(path.to_path_buf())),
-            Some(Entry::File) => {}
+            // Nothing there was refused above.
+            Some(Entry::File) | None => {}
         }
-        let real = self.resolve_existing(path)?;
         let file = std::fs::File::open(&real).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
