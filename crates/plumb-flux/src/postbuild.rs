@@ -339,36 +339,15 @@ enum InPlace {
 }
 
 /// Substitutes each string of `value` that holds a `$` on its own, when that is exactly what
-/// substituting the object's text and reading it back does. It is when every such string is a
-/// value written plain on one line (so its text in the document is the string itself, with a
-/// line break after it), its expressions substitute without error, and each result reads back
-/// as one plain scalar on that line: then the result's type is that of the plain scalar (an
-/// unquoted `${REPLICAS}` that became `3` is a number), and nothing else in the text moved.
-/// Anything else (a `$` in a key, a quoted or folded or multi-line string, a value with YAML
-/// syntax, an error to report) goes through the text.
+/// substituting the object's text and reading it back does: a string with no `${` or `$$`
+/// (its text substitutes to itself), a value written plain on one line whose result reads back
+/// as one plain scalar there (its type is that scalar's: an unquoted `${REPLICAS}` that became
+/// `3` is a number), and a literal block whose lines substitute one by one into a literal
+/// block with the same header. Anything else (a `$` in a key, a quoted or folded string, a
+/// value with YAML syntax, an error to report) goes through the text.
 fn in_place(value: &Value, vars: &Vars, mode: Mode) -> InPlace {
     match value {
-        Value::String(s) if s.contains('$') => {
-            if !plumb_yaml::emit::writes_plain_unbroken(s) {
-                return InPlace::ThroughText;
-            }
-            let Ok(out) = varsub::substitute(s, vars, mode) else {
-                return InPlace::ThroughText;
-            };
-            if out == *s {
-                return InPlace::Unchanged;
-            }
-            if !plumb_yaml::emit::reads_as_plain(&out) {
-                return InPlace::ThroughText;
-            }
-            match yaml_json::yaml_to_json(&format!("v: {out}\n")) {
-                Ok(Value::Object(mut map)) if map.len() == 1 => match map.remove("v") {
-                    Some(read) if !read.is_object() && !read.is_array() => InPlace::Changed(read),
-                    _ => InPlace::ThroughText,
-                },
-                _ => InPlace::ThroughText,
-            }
-        }
+        Value::String(s) if s.contains('$') => in_place_string(s, vars, mode),
         Value::Array(items) => {
             let mut changed: Option<Vec<Value>> = None;
             for (i, item) in items.iter().enumerate() {
@@ -419,6 +398,73 @@ fn in_place(value: &Value, vars: &Vars, mode: Mode) -> InPlace {
         }
         _ => InPlace::Unchanged,
     }
+}
+
+/// One string's share of [`in_place`].
+fn in_place_string(s: &str, vars: &Vars, mode: Mode) -> InPlace {
+    // Only `${` and `$$` mean anything to substitution. Writing a string in any style inserts
+    // only quotes, escapes, line breaks and spaces and removes nothing, so a string without
+    // either has none in its text either: it substitutes to itself.
+    if !s.contains("${") && !s.contains("$$") {
+        return InPlace::Unchanged;
+    }
+    if plumb_yaml::emit::writes_plain_unbroken(s) {
+        return in_place_plain(s, vars, mode);
+    }
+    match plumb_yaml::emit::literal_header(s) {
+        Some(header) => in_place_literal(s, &header, vars, mode),
+        None => InPlace::ThroughText,
+    }
+}
+
+/// A string written plain on one line: its text is the string itself.
+fn in_place_plain(s: &str, vars: &Vars, mode: Mode) -> InPlace {
+    let Ok(out) = varsub::substitute(s, vars, mode) else {
+        return InPlace::ThroughText;
+    };
+    if out == s {
+        return InPlace::Unchanged;
+    }
+    if !plumb_yaml::emit::reads_as_plain(&out) {
+        return InPlace::ThroughText;
+    }
+    match yaml_json::plain_scalar_json(&out) {
+        Ok(read) => InPlace::Changed(read),
+        Err(_) => InPlace::ThroughText,
+    }
+}
+
+/// A string written as a literal block (`|`): its text is a header line, then each of its
+/// lines indented. When every line substitutes on its own (no expression spans a line break)
+/// and the result is a literal block with the same header, the substituted text is exactly
+/// how the result is written, and reads back as it.
+fn in_place_literal(s: &str, header: &str, vars: &Vars, mode: Mode) -> InPlace {
+    // Other line breaks than `\n` are read back as `\n`: leave them to the text.
+    let other_break = |t: &str| t.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']);
+    if other_break(s) {
+        return InPlace::ThroughText;
+    }
+    let mut out = String::with_capacity(s.len());
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if !line.contains('$') {
+            out.push_str(line);
+            continue;
+        }
+        match varsub::substitute(line, vars, mode) {
+            Ok(substituted) => out.push_str(&substituted),
+            Err(_) => return InPlace::ThroughText,
+        }
+    }
+    if out == s {
+        return InPlace::Unchanged;
+    }
+    if other_break(&out) || plumb_yaml::emit::literal_header(&out).as_deref() != Some(header) {
+        return InPlace::ThroughText;
+    }
+    InPlace::Changed(Value::String(out))
 }
 
 /// `value` with every mapping's keys in the order the text lists them, as reading the text
@@ -604,7 +650,9 @@ mod tests {
             (json!({"data": {"h": "${hash}"}}), false),
             (json!({"data": {"${n}": "key"}}), false),
             (json!({"data": {"spaced": "a ${n} b"}}), false),
-            (json!({"data": {"multi": "a: ${n}\nb: 2\n"}}), false),
+            // A literal block whose lines substitute one by one.
+            (json!({"data": {"multi": "a: ${n}\nb: 2\n"}}), true),
+            (json!({"data": {"multi": "a\n${empty}"}}), false),
             (json!({"data": {"quoted": "${n}: x"}}), false),
             (json!({"data": {"missing": "${nope}"}}), false),
         ];
@@ -630,5 +678,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Strings of up to three pieces (expressions, escapes, lone `$`, line breaks, spaces,
+    /// YAML indicators), as a mapping value and as a sequence item, in both modes: substituting
+    /// string by string gives what substituting the object's text and reading it back gives.
+    #[test]
+    fn string_by_string_agrees_with_the_text() {
+        let pieces = [
+            "${a}",
+            "${e}",
+            "${s}",
+            "${h}",
+            "${c}",
+            "${t}",
+            "${u:=d f}",
+            "${missing}",
+            "$x",
+            "$$",
+            "$${a}",
+            "x",
+            " ",
+            "#",
+            ": ",
+            "\n",
+            "\t",
+            "\n\n",
+            "'",
+            "-",
+        ];
+        let vars = Vars::from([
+            ("a".into(), "1".into()),
+            ("e".into(), "".into()),
+            ("s".into(), "  x".into()),
+            ("h".into(), "# h".into()),
+            ("c".into(), "key: v".into()),
+            ("t".into(), "two words".into()),
+        ]);
+        let mut texts: Vec<String> = Vec::new();
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        let (mut fast, mut blocks) = (0, 0);
+        for text in &texts {
+            let obj = json!({"data": {"k": text}, "list": [text, "y"]});
+            for mode in [Mode::Strict, Mode::Lenient] {
+                let whole = through_text(&obj, &vars, mode);
+                let by_string = substitute_object(&obj, &vars, &post(false), mode);
+                assert_eq!(by_string, whole, "{text:?} ({mode:?})");
+                if let InPlace::Changed(_) = in_place(&obj, &vars, mode) {
+                    fast += 1;
+                    blocks += usize::from(text.contains('\n'));
+                }
+            }
+        }
+        // Many change by the shortcut, literal blocks among them: the comparison is of it.
+        assert!(
+            fast > 3000 && blocks > 1000,
+            "{fast} changed by the shortcut, {blocks} blocks"
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! `"true"`. Timestamps stay strings (go-yaml v2 keeps them as text in an `interface{}`).
 
 use plumb_yaml::resolve::{resolve, Resolved, Schema};
-use plumb_yaml::{Node, NodeKind};
+use plumb_yaml::{Node, NodeKind, Scalar, ScalarStyle};
 use serde_json::{Map, Number, Value};
 
 /// Why a substituted text is not valid YAML or JSON any more.
@@ -32,28 +32,7 @@ pub fn node_to_json(node: &Node) -> Result<Value, YamlToJsonError> {
 
 fn convert(node: &Node) -> Result<Value, YamlToJsonError> {
     match &node.kind {
-        NodeKind::Scalar(s) => {
-            let resolved =
-                resolve(s, Schema::Yaml11).map_err(|e| YamlToJsonError(e.to_string()))?;
-            Ok(match resolved {
-                Resolved::Null => Value::Null,
-                Resolved::Bool(b) => Value::Bool(b),
-                Resolved::Int(i) => Value::Number(i.into()),
-                Resolved::Uint(u) => Value::Number(u.into()),
-                Resolved::Float(f) => match Number::from_f64(f) {
-                    Some(n) => Value::Number(n),
-                    None => {
-                        return Err(YamlToJsonError(format!(
-                            "json: unsupported value: {}",
-                            s.value
-                        )))
-                    }
-                },
-                Resolved::Str(text) => Value::String(text.into_owned()),
-                // go-yaml v2 hands a timestamp to an interface{} as its text.
-                Resolved::Timestamp(_) => Value::String(s.value.clone()),
-            })
-        }
+        NodeKind::Scalar(s) => scalar_json(s),
         NodeKind::Sequence(items) => Ok(Value::Array(
             items.iter().map(convert).collect::<Result<_, _>>()?,
         )),
@@ -67,6 +46,38 @@ fn convert(node: &Node) -> Result<Value, YamlToJsonError> {
             Ok(Value::Object(map))
         }
     }
+}
+
+/// A plain scalar whose text is exactly `text` (see [`plumb_yaml::emit::reads_as_plain`]), as
+/// reading `key: text` back gives its value: without parsing the line again.
+pub fn plain_scalar_json(text: &str) -> Result<Value, YamlToJsonError> {
+    scalar_json(&Scalar {
+        value: text.to_string(),
+        style: ScalarStyle::Plain,
+        tag: None,
+    })
+}
+
+fn scalar_json(s: &Scalar) -> Result<Value, YamlToJsonError> {
+    let resolved = resolve(s, Schema::Yaml11).map_err(|e| YamlToJsonError(e.to_string()))?;
+    Ok(match resolved {
+        Resolved::Null => Value::Null,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => Value::Number(i.into()),
+        Resolved::Uint(u) => Value::Number(u.into()),
+        Resolved::Float(f) => match Number::from_f64(f) {
+            Some(n) => Value::Number(n),
+            None => {
+                return Err(YamlToJsonError(format!(
+                    "json: unsupported value: {}",
+                    s.value
+                )))
+            }
+        },
+        Resolved::Str(text) => Value::String(text.into_owned()),
+        // go-yaml v2 hands a timestamp to an interface{} as its text.
+        Resolved::Timestamp(_) => Value::String(s.value.clone()),
+    })
 }
 
 /// How `YAMLToJSON` turns a decoded key into a JSON object key.
@@ -156,5 +167,87 @@ mod tests {
         assert_eq!(format_g32(120.0), "120");
         assert!(yaml_to_json("~: a\n").is_err());
         assert!(yaml_to_json("a: [b\n").is_err());
+    }
+
+    /// Every text `reads_as_plain` accepts, up to three characters from an alphabet of YAML's
+    /// indicators, spaces, digits and the letters of its words, and a list of numbers, booleans
+    /// and timestamps: read without parsing, as parsing `v: text` reads it (or failing where it
+    /// fails).
+    #[test]
+    fn plain_scalars_read_as_parsing_them_does() {
+        let alphabet: Vec<char> = " \t:#-?{}[],&*!|>'\"%@`~.+_0159eEnNoOxXyYtTrRuUfFlLsSa"
+            .chars()
+            .collect();
+        let mut texts: Vec<String> = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..3 {
+            let next: Vec<String> = last
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(next.iter().cloned());
+            last = next;
+        }
+        for t in [
+            "0x1F",
+            "0o17",
+            "017",
+            "1_000",
+            "1e3",
+            "-1.5e-3",
+            ".inf",
+            "-.Inf",
+            ".nan",
+            "NaN",
+            "1:30",
+            "190:20:30",
+            "2024-01-02",
+            "2024-01-02T10:00:00Z",
+            "2001-12-14 21:59:43.10 -5",
+            "true",
+            "True",
+            "TRUE",
+            "yes",
+            "On",
+            "off",
+            "null",
+            "Null",
+            "~",
+            "y",
+            "n",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551616",
+            "1e400",
+            "a b",
+            "a: b",
+            "a #b",
+            "a#b",
+            "-a",
+            "- a",
+            "?a",
+            "0.",
+            "+1",
+            "+.5",
+            "._",
+            "1__0",
+        ] {
+            texts.push(t.to_string());
+        }
+        let mut checked = 0;
+        for text in texts.iter().filter(|t| plumb_yaml::emit::reads_as_plain(t)) {
+            let parsed = yaml_to_json(&format!("v: {text}\n"));
+            let direct = plain_scalar_json(text);
+            match parsed {
+                Ok(Value::Object(map)) if map.len() == 1 => {
+                    assert_eq!(Ok(&map["v"]), direct.as_ref(), "{text:?}");
+                }
+                // A value JSON cannot hold (`.inf`): both fail, and the text decides.
+                Err(_) => assert!(direct.is_err(), "{text:?}: {direct:?}"),
+                other => panic!("{text:?} reads as plain, but `v: {text}` gave {other:?}"),
+            }
+            checked += 1;
+        }
+        assert!(checked > 10_000, "only {checked} texts checked");
     }
 }

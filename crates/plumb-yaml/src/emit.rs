@@ -361,23 +361,48 @@ impl Emitter {
     }
 
     fn block_scalar_hints(&mut self, text: &str) {
-        let first = text.chars().next();
-        if first.is_some_and(|c| c == ' ' || is_break(c)) {
+        let (indent, chomp) = block_hints(text);
+        if indent {
             let hint = char::from(b'0' + BEST_INDENT as u8).to_string();
             self.indicator(&hint, false, false, false);
         }
-        let mut rev = text.chars().rev();
-        let chomp = match (rev.next(), rev.next()) {
-            (None, _) => Some("-"),
-            (Some(last), _) if !is_break(last) => Some("-"),
-            (Some(_), None) => Some("+"),
-            (Some(_), Some(prev)) if is_break(prev) => Some("+"),
-            _ => None,
-        };
         if let Some(chomp) = chomp {
             self.indicator(chomp, false, false, false);
         }
     }
+}
+
+/// A block scalar's header hints for `text`: whether it needs an indentation indicator (its
+/// first line starts with a space or is empty) and its chomping indicator (`-` without a final
+/// line break, `+` with more than one, none with exactly one).
+fn block_hints(text: &str) -> (bool, Option<&'static str>) {
+    let first = text.chars().next();
+    let indent = first.is_some_and(|c| c == ' ' || is_break(c));
+    let mut rev = text.chars().rev();
+    let chomp = match (rev.next(), rev.next()) {
+        (None, _) => Some("-"),
+        (Some(last), _) if !is_break(last) => Some("-"),
+        (Some(_), None) => Some("+"),
+        (Some(_), Some(prev)) if is_break(prev) => Some("+"),
+        _ => None,
+    };
+    (indent, chomp)
+}
+
+/// The header of the literal block that the string `s`, as a mapping value or a sequence item
+/// (not a key), is written as (`|`, `|-`, `|2+`, ...), or `None` when it is written another
+/// way. The block's lines are then `s`'s lines, each non-empty one indented.
+pub fn literal_header(s: &str) -> Option<String> {
+    if string_style(s) != Style::Literal || !analyze(s).block_allowed {
+        return None;
+    }
+    let (indent, chomp) = block_hints(s);
+    let mut header = String::from("|");
+    if indent {
+        header.push(char::from(b'0' + BEST_INDENT as u8));
+    }
+    header.push_str(chomp.unwrap_or(""));
+    Some(header)
 }
 
 fn is_break(c: char) -> bool {
