@@ -471,14 +471,18 @@ fn in_place_literal(s: &str, header: &str, vars: &Vars, mode: Mode) -> InPlace {
 /// back would give it.
 fn in_written_order(value: Value) -> Value {
     match value {
-        Value::Object(mut map) => {
-            let keys: Vec<String> = plumb_yaml::emit::sorted_keys(&map)
-                .into_iter()
-                .cloned()
-                .collect();
-            let mut out = serde_json::Map::with_capacity(keys.len());
-            for key in keys {
-                if let Some(item) = map.remove(&key) {
+        Value::Object(map) => {
+            // Taken out of the map once, not removed key by key; the order sorted as
+            // `sorted_keys` sorts (indices, word-sized as its references are).
+            let mut entries: Vec<Option<(String, Value)>> = map.into_iter().map(Some).collect();
+            let mut order: Vec<usize> = (0..entries.len()).collect();
+            order.sort_by(|&a, &b| {
+                let key = |i: usize| entries[i].as_ref().map_or("", |(k, _)| k.as_str());
+                plumb_yaml::emit::natural_key_order(key(a), key(b))
+            });
+            let mut out = serde_json::Map::with_capacity(entries.len());
+            for i in order {
+                if let Some((key, item)) = entries[i].take() {
                     out.insert(key, in_written_order(item));
                 }
             }

@@ -139,14 +139,18 @@ impl Emitter {
             Ctx::Root => 0,
             _ => parent + BEST_INDENT,
         };
-        let keys = sorted_keys(map);
-        for key in keys {
+        // Entries, not keys, so that no key is looked up again; sorted by reference, so that
+        // the sort moves what a sort of the keys moves (see `sorted_keys`).
+        let entries: Vec<(&String, &Value)> = map.iter().collect();
+        let mut order: Vec<&(&String, &Value)> = entries.iter().collect();
+        order.sort_by(|a, b| natural_key_order(a.0, b.0));
+        for &(key, value) in order {
             self.indent = indent;
             self.write_indent();
             let style = string_style(key);
             self.scalar(key, style, true);
             self.indicator(":", false, false, false);
-            self.node(&map[key.as_str()], Ctx::MappingValue, indent);
+            self.node(value, Ctx::MappingValue, indent);
         }
         self.indent = parent;
     }
@@ -751,7 +755,8 @@ pub(crate) fn go_json_float(f: f64) -> String {
 /// The keys of `map` in the order go-yaml v2 writes them. That order is not transitive for
 /// keys mixing digit runs and other characters (`2key < 10key < 1key < 2key`); kustomize's own
 /// output is then not deterministic (Go iterates the map at random before sorting), so plumb's
-/// stable sort is as good an answer as any of kustomize's.
+/// stable sort is as good an answer as any of kustomize's. Whatever else sorts keys by it sorts
+/// word-sized references the same way, so that a cycle of such keys comes out in one order.
 pub fn sorted_keys(map: &Map<String, Value>) -> Vec<&String> {
     let mut keys: Vec<&String> = map.keys().collect();
     keys.sort_by(|a, b| natural_key_order(a, b));
@@ -904,6 +909,36 @@ mod tests {
         // Not transitive: only the insertion order Go's sort uses gives kustomize's answer.
         assert_eq!(natural_key_order("10key", "1key"), Ordering::Less);
         assert_eq!(natural_key_order("1key", "2key"), Ordering::Less);
+    }
+
+    /// Keys whose order is a cycle (`2key < 10key < 1key < 2key`), inserted in every order:
+    /// the writer puts them in the order `sorted_keys` gives.
+    #[test]
+    fn the_writer_orders_keys_as_sorted_keys_does() {
+        let keys = ["1key", "2key", "10key", "3x", "20x", "a"];
+        let mut orders = vec![Vec::new()];
+        for _ in 0..keys.len() {
+            orders = orders
+                .into_iter()
+                .flat_map(|o: Vec<&str>| {
+                    keys.iter()
+                        .filter(|k| !o.contains(k))
+                        .map(|k| [o.clone(), vec![*k]].concat())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+        }
+        assert_eq!(orders.len(), 720);
+        for order in orders {
+            let map: Map<String, Value> =
+                order.iter().map(|k| (k.to_string(), Value::Null)).collect();
+            let written: Vec<String> = write_document(&Value::Object(map.clone()))
+                .lines()
+                .map(|l| l.trim_end_matches(": null").to_string())
+                .collect();
+            let sorted: Vec<&String> = sorted_keys(&map);
+            assert_eq!(written.iter().collect::<Vec<_>>(), sorted, "{order:?}");
+        }
     }
 
     #[test]
