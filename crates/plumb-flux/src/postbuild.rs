@@ -469,28 +469,51 @@ fn in_place_literal(s: &str, header: &str, vars: &Vars, mode: Mode) -> InPlace {
 
 /// `value` with every mapping's keys in the order the text lists them, as reading the text
 /// back would give it.
-fn in_written_order(value: Value) -> Value {
+fn in_written_order(mut value: Value) -> Value {
+    put_in_written_order(&mut value);
+    value
+}
+
+fn put_in_written_order(value: &mut Value) {
     match value {
+        // A mapping already in order stays as it is: a stable sort moves nothing in a list
+        // whose neighbours are in order (insertion sort up to 20 keys, one run past that).
+        Value::Object(map) if in_order(map) => map.values_mut().for_each(put_in_written_order),
         Value::Object(map) => {
             // Taken out of the map once, not removed key by key; the order sorted as
             // `sorted_keys` sorts (indices, word-sized as its references are).
-            let mut entries: Vec<Option<(String, Value)>> = map.into_iter().map(Some).collect();
+            let mut entries: Vec<Option<(String, Value)>> =
+                std::mem::take(map).into_iter().map(Some).collect();
             let mut order: Vec<usize> = (0..entries.len()).collect();
             order.sort_by(|&a, &b| {
                 let key = |i: usize| entries[i].as_ref().map_or("", |(k, _)| k.as_str());
                 plumb_yaml::emit::natural_key_order(key(a), key(b))
             });
-            let mut out = serde_json::Map::with_capacity(entries.len());
             for i in order {
-                if let Some((key, item)) = entries[i].take() {
-                    out.insert(key, in_written_order(item));
+                if let Some((key, mut item)) = entries[i].take() {
+                    put_in_written_order(&mut item);
+                    map.insert(key, item);
                 }
             }
-            Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(in_written_order).collect()),
-        other => other,
+        Value::Array(items) => items.iter_mut().for_each(put_in_written_order),
+        _ => {}
     }
+}
+
+/// Whether each key of `map` is in go-yaml's order with the next.
+fn in_order(map: &serde_json::Map<String, Value>) -> bool {
+    let mut keys = map.keys();
+    let Some(mut previous) = keys.next() else {
+        return true;
+    };
+    for key in keys {
+        if plumb_yaml::emit::natural_key_order(previous, key) == std::cmp::Ordering::Greater {
+            return false;
+        }
+        previous = key;
+    }
+    true
 }
 
 /// A diagnostic for a failed substitution, pointing at the expression in the repository when
