@@ -169,17 +169,17 @@ pub(crate) fn data_of(
     keys: Option<&AgeKeys>,
     problems: &mut Vec<Diagnostic>,
 ) -> Vec<(String, String)> {
+    // Borrowed: one Secret is read by every Kustomization that substitutes from it.
     let map = |key: &str| {
         object
             .value
             .get(key)
             .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
+            .into_iter()
+            .flatten()
     };
     if object.kind() == "ConfigMap" {
         return map("data")
-            .iter()
             .map(|(k, v)| (k.clone(), crate::model::scalar_text(v)))
             .collect();
     }
@@ -216,7 +216,7 @@ pub(crate) fn data_of(
             }
         };
         let Some(plain) = decrypted else {
-            for key in map("data").keys().chain(map("stringData").keys()) {
+            for (key, _) in map("data").chain(map("stringData")) {
                 out.insert(key.clone(), crate::sops::placeholder(key));
             }
             return out.into_iter().collect();
@@ -228,10 +228,10 @@ pub(crate) fn data_of(
         return data_of(&plain, None, problems);
     }
     for (k, v) in map("data") {
-        let text = crate::model::scalar_text(&v);
+        let text = crate::model::scalar_text(v);
         match base64::engine::general_purpose::STANDARD.decode(text.as_bytes()) {
             Ok(bytes) => {
-                out.insert(k, String::from_utf8_lossy(&bytes).into_owned());
+                out.insert(k.clone(), String::from_utf8_lossy(&bytes).into_owned());
             }
             Err(e) => problems.push(
                 Diagnostic::error(
@@ -242,12 +242,12 @@ pub(crate) fn data_of(
                     object.name()
                 ),
                 )
-                .at(object.node_at(&["data", &k])),
+                .at(object.node_at(&["data", k])),
             ),
         }
     }
     for (k, v) in map("stringData") {
-        out.insert(k, crate::model::scalar_text(&v));
+        out.insert(k.clone(), crate::model::scalar_text(v));
     }
     out.into_iter().collect()
 }
