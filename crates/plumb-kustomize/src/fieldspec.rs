@@ -94,6 +94,35 @@ impl FieldSpec {
     ) -> Result<(), KustomizeError> {
         walk(root, &self.path, self.create, leaf, visit)
     }
+
+    /// Whether `apply(root, Create::Nothing, ..)` would visit a node or change `root` (a null
+    /// where the path says `field[]` becomes an empty sequence). When it would not, a caller
+    /// need not copy `root` to edit it.
+    pub fn reaches(&self, root: &Node) -> bool {
+        reaches(root, &self.path)
+    }
+}
+
+/// `walk` with `Create::Nothing`, reading only.
+fn reaches(node: &Node, path: &[String]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    match &node.kind {
+        NodeKind::Sequence(items) => items.iter().any(|item| reaches(item, path)),
+        NodeKind::Mapping(_) => {
+            let (field, is_seq) = match first.strip_suffix("[]") {
+                Some(f) => (f, true),
+                None => (first.as_str(), false),
+            };
+            match node.get(field) {
+                None => false,
+                Some(child) if is_seq && child.is_null() => true,
+                Some(child) => reaches(child, rest),
+            }
+        }
+        NodeKind::Scalar(_) => false,
+    }
 }
 
 fn location(node: &Node) -> String {
@@ -217,6 +246,55 @@ mod tests {
         assert_eq!(
             split_path("spec/x[name=a/b]/y"),
             vec!["spec", "x[name=a/b]", "y"]
+        );
+    }
+
+    /// `reaches` says yes exactly when applying without creating visits a node or changes the
+    /// document, on documents with the path's fields present, missing, null, scalar and in
+    /// sequences.
+    #[test]
+    fn reaches_exactly_where_apply_visits_or_changes() {
+        let docs = [
+            "a: 1\n",
+            "spec: null\n",
+            "spec: x\n",
+            "spec:\n  volumes: null\n",
+            "spec:\n  volumes: []\n",
+            "spec:\n  volumes:\n  - name: v\n  - configMap:\n      name: c\n",
+            "spec:\n  volumes:\n  - name: v\n",
+            "spec:\n  volumes:\n    configMap:\n      name: c\n",
+            "- spec:\n    volumes:\n    - configMap: {name: c}\n",
+            "spec:\n  volumes:\n  - - configMap: {name: c}\n",
+        ];
+        let paths = [
+            "spec/volumes/configMap/name",
+            "spec/volumes[]/configMap/name",
+            "spec/volumes",
+            "spec/volumes[]",
+            "spec",
+            "spec/missing[]/x",
+            "spec[]/volumes",
+        ];
+        let mut reached = 0;
+        for text in docs {
+            for path in paths {
+                let spec = FieldSpec::any_kind(path, false);
+                let before = doc(text);
+                let mut after = before.clone();
+                let mut visits = 0;
+                spec.apply(&mut after, Create::Nothing, &mut |_| {
+                    visits += 1;
+                    Ok(())
+                })
+                .unwrap();
+                let touched = visits > 0 || after != before;
+                assert_eq!(spec.reaches(&before), touched, "{path} in {text:?}");
+                reached += usize::from(touched);
+            }
+        }
+        assert!(
+            reached > 10 && reached < docs.len() * paths.len(),
+            "{reached}"
         );
     }
 

@@ -91,6 +91,10 @@ pub fn run(
         }
         let candidates = subset_referable_by(list, i, ctx)?;
         for (target, spec) in jobs {
+            // Most specs name a field the referrer does not have: nothing to copy then.
+            if !spec.reaches(&list.resources[i].node) {
+                continue;
+            }
             // The referrer is edited on a copy so that the candidates (which may include the
             // referrer itself) stay readable.
             let mut node = list.resources[i].node.clone();
