@@ -38,7 +38,7 @@ pub const ORDER_LAST: &[&str] = &[
 ];
 
 /// Sorts resources in kustomize's legacy order with the given first and last kinds.
-pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]) {
+pub fn legacy_sort(resources: &mut Vec<Resource>, first: &[String], last: &[String]) {
     let rank = |kind: &str| -> i64 {
         if let Some(i) = first.iter().position(|k| k == kind) {
             i as i64 - first.len() as i64
@@ -48,25 +48,57 @@ pub fn legacy_sort(resources: &mut [Resource], first: &[String], last: &[String]
             0
         }
     };
-    resources.sort_by(|a, b| {
-        let (ga, gb) = (a.gvk(), b.gvk());
-        if ga != gb {
-            return gvk_order(&ga, &gb, rank(&ga.kind), rank(&gb.kind));
+    // Each resource's keys are made once, not at each of the sort's n log n comparisons. The
+    // order is a total one (rank, then the kind's sort string, Namespaces without a group
+    // reversed ahead of the rest, then the id), so sorting indices by it gives what sorting
+    // the resources gave.
+    let keys: Vec<SortKey> = resources
+        .iter()
+        .map(|r| {
+            let gvk = r.gvk();
+            SortKey {
+                rank: rank(&gvk.kind),
+                text: gvk_sort_string(&gvk),
+                id: id_sort_string(r),
+                gvk,
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&keys[a], &keys[b]);
+        if ka.gvk != kb.gvk {
+            return gvk_order(ka, kb);
         }
-        id_sort_string(a).cmp(&id_sort_string(b))
+        ka.id.cmp(&kb.id)
     });
+    let mut taken: Vec<Option<Resource>> =
+        std::mem::take(resources).into_iter().map(Some).collect();
+    resources.extend(order.into_iter().filter_map(|i| taken[i].take()));
 }
 
-fn gvk_order(a: &Gvk, b: &Gvk, ra: i64, rb: i64) -> Ordering {
-    if ra != rb {
-        return ra.cmp(&rb);
+/// What the legacy order compares of one resource.
+struct SortKey {
+    gvk: Gvk,
+    rank: i64,
+    /// `gvk_sort_string` of `gvk`.
+    text: String,
+    /// `id_sort_string` of the resource.
+    id: String,
+}
+
+fn gvk_order(a: &SortKey, b: &SortKey) -> Ordering {
+    if a.rank != b.rank {
+        return a.rank.cmp(&b.rank);
     }
-    let (sa, sb) = (gvk_sort_string(a), gvk_sort_string(b));
-    if a.kind == "Namespace" && b.kind == "Namespace" && (a.group.is_empty() || b.group.is_empty())
+    let (ga, gb) = (&a.gvk, &b.gvk);
+    if ga.kind == "Namespace"
+        && gb.kind == "Namespace"
+        && (ga.group.is_empty() || gb.group.is_empty())
     {
-        return sb.cmp(&sa);
+        return b.text.cmp(&a.text);
     }
-    sa.cmp(&sb)
+    a.text.cmp(&b.text)
 }
 
 fn gvk_sort_string(g: &Gvk) -> String {
@@ -101,4 +133,95 @@ pub fn default_lists() -> (Vec<String>, Vec<String>) {
         ORDER_FIRST.iter().map(|s| s.to_string()).collect(),
         ORDER_LAST.iter().map(|s| s.to_string()).collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(api_version: &str, kind: &str, namespace: &str, name: &str) -> Resource {
+        let text = format!(
+            "apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        );
+        Resource::new(
+            plumb_yaml::parse_documents("t.yaml", &text)
+                .unwrap()
+                .remove(0),
+        )
+    }
+
+    /// The legacy order on resources of every rank, Namespaces with and without a group, and
+    /// equal kinds in several namespaces, from several starting orders: what sorting the
+    /// resources with the comparison made at each step gives.
+    #[test]
+    fn sorts_as_comparing_the_resources_does() {
+        let (first, last) = default_lists();
+        let specs = [
+            ("v1", "Namespace", "", "b"),
+            ("v1", "Namespace", "", "a"),
+            ("x.io/v1", "Namespace", "", "c"),
+            ("y.io/v1", "Namespace", "", "c"),
+            ("v1", "ConfigMap", "n1", "z"),
+            ("v1", "ConfigMap", "n2", "a"),
+            ("v1", "ConfigMap", "", "m"),
+            ("apps/v1", "Deployment", "n1", "d"),
+            ("apps/v1beta1", "Deployment", "n1", "d"),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                "",
+                "w",
+            ),
+            (
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                "",
+                "crd",
+            ),
+            ("example.com/v1", "Widget", "n1", "w"),
+            ("v1", "Service", "n1", "s"),
+        ];
+        let rank = |kind: &str| -> i64 {
+            if let Some(i) = first.iter().position(|k| k == kind) {
+                i as i64 - first.len() as i64
+            } else if let Some(i) = last.iter().position(|k| k == kind) {
+                1 + i as i64
+            } else {
+                0
+            }
+        };
+        let key = |r: &Resource| {
+            let gvk = r.gvk();
+            SortKey {
+                rank: rank(&gvk.kind),
+                text: gvk_sort_string(&gvk),
+                id: id_sort_string(r),
+                gvk,
+            }
+        };
+        for rotation in 0..specs.len() {
+            let mut resources: Vec<Resource> = specs
+                .iter()
+                .cycle()
+                .skip(rotation)
+                .take(specs.len())
+                .map(|(a, k, ns, n)| resource(a, k, ns, n))
+                .collect();
+            if rotation % 2 == 1 {
+                resources.reverse();
+            }
+            let mut expected = resources.clone();
+            expected.sort_by(|a, b| {
+                let (ka, kb) = (key(a), key(b));
+                if ka.gvk != kb.gvk {
+                    return gvk_order(&ka, &kb);
+                }
+                ka.id.cmp(&kb.id)
+            });
+            legacy_sort(&mut resources, &first, &last);
+            let ids = |list: &[Resource]| list.iter().map(id_sort_string).collect::<Vec<_>>();
+            assert_eq!(ids(&resources), ids(&expected), "rotation {rotation}");
+            assert_eq!(resources[0].kind(), "Namespace");
+        }
+    }
 }
