@@ -103,28 +103,32 @@ impl Selector {
     }
 
     pub fn matches(&self, resource: &Resource, ctx: &Context) -> bool {
+        // The kind first (what most targets name), the original id and the label maps only
+        // when the selector asks about them: every patch asks this of every resource.
         let current = resource.id();
-        let original = resource.original_id();
         let is = |re: &Option<Regex>, s: &str| re.as_ref().is_none_or(|re| re.is_match(s));
-        if !is(&self.namespace, &effective_namespace(&original, ctx))
-            && !is(&self.namespace, &effective_namespace(&current, ctx))
-        {
-            return false;
-        }
-        if !is(&self.name, &original.name) && !is(&self.name, &current.name) {
-            return false;
-        }
         let gvk = &current.gvk;
-        if !is(&self.group, &gvk.group)
+        if !is(&self.kind, &gvk.kind)
+            || !is(&self.group, &gvk.group)
             || !is(&self.version, &gvk.version)
-            || !is(&self.kind, &gvk.kind)
         {
             return false;
         }
-        self.labels.matches(&string_map(&resource.node, "labels"))
-            && self
-                .annotations
-                .matches(&string_map(&resource.node, "annotations"))
+        if self.namespace.is_some() || self.name.is_some() {
+            let original = resource.original_id();
+            if !is(&self.namespace, &effective_namespace(&original, ctx))
+                && !is(&self.namespace, &effective_namespace(&current, ctx))
+            {
+                return false;
+            }
+            if !is(&self.name, &original.name) && !is(&self.name, &current.name) {
+                return false;
+            }
+        }
+        let asks = |selector: &LabelSelector, field: &str| {
+            selector.requirements.is_empty() || selector.matches(&string_map(&resource.node, field))
+        };
+        asks(&self.labels, "labels") && asks(&self.annotations, "annotations")
     }
 }
 
