@@ -23,6 +23,6 @@ pub use emit::{write_document, write_stream};
 pub use error::YamlError;
 pub use json::{check, from_json, to_json};
 pub use node::{Node, NodeKind, Scalar, ScalarStyle};
-pub use parse::{parse_documents, parse_source};
+pub use parse::{parse_documents, parse_documents_from, parse_source};
 pub use resolve::{Resolved, Schema};
 pub use source::{Location, SourceFile, Span};

@@ -37,13 +37,38 @@ pub fn parse_documents(path: impl AsRef<Path>, text: &str) -> Result<Vec<Node>, 
     parse_source(&file)
 }
 
+/// [`parse_documents`] of a text whose bytes before `start`, the start of a line, are spaces
+/// and line breaks: parsed from `start` on, which reads the same documents, their spans and
+/// errors' places still in the whole text.
+pub fn parse_documents_from(
+    path: impl AsRef<Path>,
+    text: &str,
+    start: usize,
+) -> Result<Vec<Node>, YamlError> {
+    let file = SourceFile::new(path.as_ref(), text);
+    parse_source_from(&file, start)
+}
+
 /// Parses a [`SourceFile`] already shared with other stages.
 pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
+    parse_source_from(file, 0)
+}
+
+/// [`parse_source`] from byte `start` (see [`parse_documents_from`]); a `start` that is not
+/// the start of a line after blank text only, or not in the text, parses the whole text.
+fn parse_source_from(file: &Arc<SourceFile>, start: usize) -> Result<Vec<Node>, YamlError> {
     let mut options = Options::default();
     options.set_emit_comments(false);
     options.block_scalar_eof_without_line_feed = true;
     options.bom_inside_document_as_content = true;
-    let text = file.text();
+    let whole = file.text();
+    let blank_before = whole
+        .as_bytes()
+        .get(..start)
+        .is_some_and(|head| head.iter().all(|&b| b == b' ' || b == b'\n'))
+        && (start == 0 || whole.as_bytes()[start - 1] == b'\n');
+    let start = if blank_before { start } else { 0 };
+    let text = &whole[start..];
     let mut builder = Builder {
         file: file.clone(),
         stack: Vec::new(),
@@ -54,12 +79,12 @@ pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
     };
     for item in Parser::new_from_str_with_options(text, options) {
         let (event, span) = item.map_err(|e| {
-            let offset = e.marker().byte_offset().unwrap_or(0);
+            let offset = start + e.marker().byte_offset().unwrap_or(0);
             YamlError::at(file, offset, e.info())
         })?;
-        let start = span.start.byte_offset().unwrap_or(0);
-        let end = span.end.byte_offset().unwrap_or(start);
-        builder.event(event, start, end)?;
+        let from = start + span.start.byte_offset().unwrap_or(0);
+        let to = span.end.byte_offset().map_or(from, |end| start + end);
+        builder.event(event, from, to)?;
     }
     Ok(builder.docs)
 }
@@ -367,4 +392,75 @@ fn apply_merge_keys(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(node: &Node, out: &mut Vec<(usize, usize)>) {
+        if let Some(s) = &node.span {
+            out.push((s.start, s.end));
+        }
+        match &node.kind {
+            NodeKind::Scalar(_) => {}
+            NodeKind::Sequence(items) => items.iter().for_each(|i| spans(i, out)),
+            NodeKind::Mapping(entries) => entries.iter().for_each(|(k, v)| {
+                spans(k, out);
+                spans(v, out);
+            }),
+        }
+    }
+
+    /// Bodies of inline patches (block mappings, sequences, several documents, a block scalar,
+    /// a body ending without a line break, malformed ones) after blank lines: parsed from the
+    /// start of their first line, they read as the whole text does, node for node and span
+    /// for span, and fail at the same place.
+    #[test]
+    fn parsing_from_a_line_after_blanks_reads_as_the_whole_text() {
+        let bodies = [
+            "      apiVersion: v1\n      kind: ConfigMap\n      data:\n        a: b\n",
+            "  - op: add\n    path: /x\n    value: [1, {a: b}]\n",
+            "    a: 1\n    ---\n    b: |\n      text\n        more\n",
+            "    key: value",
+            "    a: [1\n",
+            "    a: b\n   c: d\n",
+            "\tx: 1\n",
+        ];
+        let mut compared = 0;
+        for body in bodies {
+            for head in ["", "\n", "   \n\n", "          \n  \n"] {
+                for tail in ["", "\n", "   \n      \n"] {
+                    let text = format!("{head}{body}{tail}");
+                    let whole = parse_documents("k.yaml", &text);
+                    let from = parse_documents_from("k.yaml", &text, head.len());
+                    match (&whole, &from) {
+                        (Ok(a), Ok(b)) => {
+                            assert_eq!(a, b, "{text:?}");
+                            let (mut sa, mut sb) = (Vec::new(), Vec::new());
+                            a.iter().for_each(|n| spans(n, &mut sa));
+                            b.iter().for_each(|n| spans(n, &mut sb));
+                            assert_eq!(sa, sb, "{text:?}");
+                            compared += 1;
+                        }
+                        (Err(a), Err(b)) => {
+                            assert_eq!((a.offset, &a.message), (b.offset, &b.message), "{text:?}");
+                        }
+                        _ => panic!("{text:?}: {whole:?} against {from:?}"),
+                    }
+                }
+            }
+        }
+        assert!(compared >= 40, "{compared}");
+        // Not after blanks only, or not at a line start: the whole text is parsed.
+        let text = "a: 1\nb: 2\n";
+        assert_eq!(
+            parse_documents_from("k.yaml", text, 5).unwrap(),
+            parse_documents("k.yaml", text).unwrap()
+        );
+        assert_eq!(
+            parse_documents_from("k.yaml", "  \n  a: 1\n", 1).unwrap(),
+            parse_documents("k.yaml", "  \n  a: 1\n").unwrap()
+        );
+    }
 }

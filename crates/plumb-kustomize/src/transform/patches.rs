@@ -350,6 +350,8 @@ fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
 struct InPlace {
     path: PathBuf,
     text: String,
+    /// The start of the block's first line: everything before it is blank.
+    from: usize,
 }
 
 /// The inline patch under `key` in place, when it is a literal block (`patch: |`) whose
@@ -379,9 +381,11 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
             *b = b' ';
         }
     }
+    let from = file[..body].rfind('\n').map_or(0, |i| i + 1);
     Some(InPlace {
         path: span.file.path().to_path_buf(),
         text: String::from_utf8(text).ok()?,
+        from,
     })
 }
 
@@ -389,7 +393,7 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
 /// same nodes, styles and tags), else the documents as they are.
 fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> Vec<Node> {
     place
-        .and_then(|p| plumb_yaml::parse_documents(&p.path, &p.text).ok())
+        .and_then(|p| plumb_yaml::parse_documents_from(&p.path, &p.text, p.from).ok())
         .filter(|placed| *placed == docs)
         .unwrap_or(docs)
 }
