@@ -32,14 +32,20 @@ impl JsonPatch {
     /// Decodes a patch written as JSON (text starting with `[`) or as YAML, which is read as
     /// kustomize reads it: YAML 1.1 (`yes` is `true`) converted to JSON.
     pub fn parse(path: &str, text: &str) -> Result<JsonPatch, PatchError> {
+        JsonPatch::parse_from(path, text, 0)
+    }
+
+    /// [`JsonPatch::parse`] of a text blank before byte `from` (the start of a line), read
+    /// from there on (see `plumb_yaml::parse_documents_from`).
+    pub(crate) fn parse_from(path: &str, text: &str, from: usize) -> Result<JsonPatch, PatchError> {
         if text.is_empty() {
             return Err(PatchError("empty json patch operations".into()));
         }
         let value = if text.starts_with('[') {
             serde_json::from_str::<Value>(text).map_err(|e| PatchError(e.to_string()))?
         } else {
-            let docs =
-                plumb_yaml::parse_documents(path, text).map_err(|e| PatchError(e.to_string()))?;
+            let docs = plumb_yaml::parse_documents_from(path, text, from)
+                .map_err(|e| PatchError(e.to_string()))?;
             match docs.into_iter().next() {
                 Some(doc) => {
                     let value = yaml11_to_json(&doc)?;

@@ -400,7 +400,7 @@ fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> Vec<Node> {
 
 /// A JSON 6902 patch parsed in place when its operations are the same.
 fn json_from_place(place: &InPlace, patch: JsonPatch) -> JsonPatch {
-    match JsonPatch::parse(&place.path.display().to_string(), &place.text) {
+    match JsonPatch::parse_from(&place.path.display().to_string(), &place.text, place.from) {
         Ok(placed) if placed.operations == patch.operations => placed,
         _ => patch,
     }
