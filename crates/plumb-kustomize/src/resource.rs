@@ -152,10 +152,11 @@ impl Resource {
 
     /// Renames the resource, remembering the old identity.
     pub fn set_name(&mut self, name: &str) {
-        let old = self.id();
-        if old.name == name {
+        // Compared before the old identity is built: most calls rename nothing.
+        if self.name() == name {
             return;
         }
+        let old = self.id();
         self.previous_ids.push(old);
         if let Some(meta) = self.node.ensure_mapping("metadata") {
             meta.set("name", Node::string(name));
@@ -164,10 +165,10 @@ impl Resource {
 
     /// Moves the resource to another namespace, remembering the old identity.
     pub fn set_namespace(&mut self, namespace: &str) {
-        let old = self.id();
-        if old.namespace == namespace {
+        if self.namespace() == namespace {
             return;
         }
+        let old = self.id();
         self.previous_ids.push(old);
         if let Some(meta) = self.node.ensure_mapping("metadata") {
             meta.set("namespace", Node::string(namespace));
