@@ -160,7 +160,9 @@ pub fn source_secret(
 type Slot = Arc<OnceLock<Result<Fetched, Unfetched>>>;
 
 /// Fetches each source at most once per build, however many Kustomizations use it, and
-/// while other sources are fetched in parallel.
+/// while other sources are fetched in parallel. A source is its id and its spec: clusters of
+/// one repository may declare the same OCIRepository with different tags, and each gets its
+/// own artifact (or its own reason why not).
 #[derive(Debug, Default)]
 pub struct FetchOnce {
     results: Mutex<HashMap<String, Slot>>,
@@ -175,7 +177,8 @@ impl FetchOnce {
     ) -> Result<Fetched, Unfetched> {
         let cell = {
             let mut map = self.results.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(source.id.to_string()).or_default().clone()
+            let key = format!("{}\n{}", source.id, source.spec);
+            map.entry(key).or_default().clone()
         };
         cell.get_or_init(|| fetcher.fetch_with(source, secret))
             .clone()
@@ -280,6 +283,49 @@ mod tests {
         fn fetch(&self, _: &Source) -> Result<Fetched, Unfetched> {
             Err(Unfetched::Failed("unused".into()))
         }
+    }
+
+    /// Answers with the tag it was asked for, and counts the fetches.
+    #[derive(Debug, Default)]
+    struct ByTag(std::sync::atomic::AtomicUsize);
+
+    impl Fetcher for ByTag {
+        fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(Unfetched::Failed(format!(
+                "tag {}",
+                source.spec["ref"]["tag"]
+            )))
+        }
+    }
+
+    /// Two clusters declaring one OCIRepository with different tags: each fetch answers for its
+    /// own tag, and asking again for either fetches nothing more.
+    #[test]
+    fn one_source_id_with_two_specs_is_fetched_for_each() {
+        let source = |tag: &str| Source {
+            id: crate::model::ObjectRef::new("OCIRepository", "apps", "frontend"),
+            url: Some("oci://ghcr.io/example/frontend".into()),
+            spec: serde_json::json!({"url": "oci://ghcr.io/example/frontend", "ref": {"tag": tag}}),
+        };
+        let (fetcher, once) = (ByTag::default(), FetchOnce::default());
+        let why = |r: Result<Fetched, Unfetched>| match r {
+            Err(Unfetched::Failed(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            why(once.fetch(&fetcher, &source("latest"), None)),
+            "tag \"latest\""
+        );
+        assert_eq!(
+            why(once.fetch(&fetcher, &source("latest-stable"), None)),
+            "tag \"latest-stable\""
+        );
+        assert_eq!(
+            why(once.fetch(&fetcher, &source("latest"), None)),
+            "tag \"latest\""
+        );
+        assert_eq!(fetcher.0.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]
