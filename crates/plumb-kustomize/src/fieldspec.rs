@@ -103,6 +103,14 @@ impl FieldSpec {
     }
 }
 
+/// A path segment's field name, and whether it says the field is a sequence (`name[]`).
+fn segment(part: &str) -> (&str, bool) {
+    match part.strip_suffix("[]") {
+        Some(field) => (field, true),
+        None => (part, false),
+    }
+}
+
 /// `walk` with `Create::Nothing`, reading only.
 fn reaches(node: &Node, path: &[String]) -> bool {
     let Some((first, rest)) = path.split_first() else {
@@ -111,10 +119,7 @@ fn reaches(node: &Node, path: &[String]) -> bool {
     match &node.kind {
         NodeKind::Sequence(items) => items.iter().any(|item| reaches(item, path)),
         NodeKind::Mapping(_) => {
-            let (field, is_seq) = match first.strip_suffix("[]") {
-                Some(f) => (f, true),
-                None => (first.as_str(), false),
-            };
+            let (field, is_seq) = segment(first);
             match node.get(field) {
                 None => false,
                 Some(child) if is_seq && child.is_null() => true,
@@ -190,10 +195,7 @@ fn walk(
     match &node.kind {
         NodeKind::Sequence(_) => Ok(()),
         NodeKind::Mapping(_) => {
-            let (field, is_seq) = match first.strip_suffix("[]") {
-                Some(f) => (f, true),
-                None => (first.as_str(), false),
-            };
+            let (field, is_seq) = segment(first);
             let make = if !create || leaf == Create::Nothing || is_seq {
                 None
             } else if rest.is_empty() {

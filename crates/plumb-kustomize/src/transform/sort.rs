@@ -39,42 +39,39 @@ pub const ORDER_LAST: &[&str] = &[
 
 /// Sorts resources in kustomize's legacy order with the given first and last kinds.
 pub fn legacy_sort(resources: &mut Vec<Resource>, first: &[String], last: &[String]) {
-    let rank = |kind: &str| -> i64 {
-        if let Some(i) = first.iter().position(|k| k == kind) {
-            i as i64 - first.len() as i64
-        } else if let Some(i) = last.iter().position(|k| k == kind) {
-            1 + i as i64
-        } else {
-            0
-        }
-    };
     // Each resource's keys are made once, not at each of the sort's n log n comparisons. The
     // order is a total one (rank, then the kind's sort string, Namespaces without a group
     // reversed ahead of the rest, then the id), so sorting indices by it gives what sorting
     // the resources gave.
     let keys: Vec<SortKey> = resources
         .iter()
-        .map(|r| {
-            let gvk = r.gvk();
-            SortKey {
-                rank: rank(&gvk.kind),
-                text: gvk_sort_string(&gvk),
-                id: id_sort_string(r),
-                gvk,
-            }
-        })
+        .map(|r| SortKey::of(r, first, last))
         .collect();
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ka, kb) = (&keys[a], &keys[b]);
-        if ka.gvk != kb.gvk {
-            return gvk_order(ka, kb);
-        }
-        ka.id.cmp(&kb.id)
-    });
+    order.sort_by(|&a, &b| legacy_order(&keys[a], &keys[b]));
     let mut taken: Vec<Option<Resource>> =
         std::mem::take(resources).into_iter().map(Some).collect();
     resources.extend(order.into_iter().filter_map(|i| taken[i].take()));
+}
+
+/// Where `kind` ranks: the kinds of `first` before the rest (negative), those of `last` after
+/// (positive), every other kind at 0.
+fn rank(kind: &str, first: &[String], last: &[String]) -> i64 {
+    if let Some(i) = first.iter().position(|k| k == kind) {
+        i as i64 - first.len() as i64
+    } else if let Some(i) = last.iter().position(|k| k == kind) {
+        1 + i as i64
+    } else {
+        0
+    }
+}
+
+/// The legacy order of two resources' keys.
+fn legacy_order(a: &SortKey, b: &SortKey) -> Ordering {
+    if a.gvk != b.gvk {
+        return gvk_order(a, b);
+    }
+    a.id.cmp(&b.id)
 }
 
 /// What the legacy order compares of one resource.
@@ -85,6 +82,18 @@ struct SortKey {
     text: String,
     /// `id_sort_string` of the resource.
     id: String,
+}
+
+impl SortKey {
+    fn of(r: &Resource, first: &[String], last: &[String]) -> SortKey {
+        let gvk = r.gvk();
+        SortKey {
+            rank: rank(&gvk.kind, first, last),
+            text: gvk_sort_string(&gvk),
+            id: id_sort_string(r),
+            gvk,
+        }
+    }
 }
 
 fn gvk_order(a: &SortKey, b: &SortKey) -> Ordering {
@@ -181,24 +190,6 @@ mod tests {
             ("example.com/v1", "Widget", "n1", "w"),
             ("v1", "Service", "n1", "s"),
         ];
-        let rank = |kind: &str| -> i64 {
-            if let Some(i) = first.iter().position(|k| k == kind) {
-                i as i64 - first.len() as i64
-            } else if let Some(i) = last.iter().position(|k| k == kind) {
-                1 + i as i64
-            } else {
-                0
-            }
-        };
-        let key = |r: &Resource| {
-            let gvk = r.gvk();
-            SortKey {
-                rank: rank(&gvk.kind),
-                text: gvk_sort_string(&gvk),
-                id: id_sort_string(r),
-                gvk,
-            }
-        };
         for rotation in 0..specs.len() {
             let mut resources: Vec<Resource> = specs
                 .iter()
@@ -211,13 +202,8 @@ mod tests {
                 resources.reverse();
             }
             let mut expected = resources.clone();
-            expected.sort_by(|a, b| {
-                let (ka, kb) = (key(a), key(b));
-                if ka.gvk != kb.gvk {
-                    return gvk_order(&ka, &kb);
-                }
-                ka.id.cmp(&kb.id)
-            });
+            let key = |r: &Resource| SortKey::of(r, &first, &last);
+            expected.sort_by(|a, b| legacy_order(&key(a), &key(b)));
             legacy_sort(&mut resources, &first, &last);
             let ids = |list: &[Resource]| list.iter().map(id_sort_string).collect::<Vec<_>>();
             assert_eq!(ids(&resources), ids(&expected), "rotation {rotation}");
