@@ -480,14 +480,12 @@ fn put_in_written_order(value: &mut Value) {
         // whose neighbours are in order (insertion sort up to 20 keys, one run past that).
         Value::Object(map) if in_order(map) => map.values_mut().for_each(put_in_written_order),
         Value::Object(map) => {
-            // Taken out of the map once, not removed key by key; the order sorted as
-            // `sorted_keys` sorts (indices, word-sized as its references are).
+            // Taken out of the map once, not removed key by key.
             let mut entries: Vec<Option<(String, Value)>> =
                 std::mem::take(map).into_iter().map(Some).collect();
             let mut order: Vec<usize> = (0..entries.len()).collect();
-            order.sort_by(|&a, &b| {
-                let key = |i: usize| entries[i].as_ref().map_or("", |(k, _)| k.as_str());
-                plumb_yaml::emit::natural_key_order(key(a), key(b))
+            plumb_yaml::emit::sort_written(&mut order, |i| {
+                entries[i].as_ref().map_or("", |(k, _)| k.as_str())
             });
             for i in order {
                 if let Some((key, mut item)) = entries[i].take() {

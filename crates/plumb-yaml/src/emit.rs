@@ -139,11 +139,10 @@ impl Emitter {
             Ctx::Root => 0,
             _ => parent + BEST_INDENT,
         };
-        // Entries, not keys, so that no key is looked up again; sorted by reference, so that
-        // the sort moves what a sort of the keys moves (see `sorted_keys`).
+        // Entries, not keys, so that no key is looked up again.
         let entries: Vec<(&String, &Value)> = map.iter().collect();
         let mut order: Vec<&(&String, &Value)> = entries.iter().collect();
-        order.sort_by(|a, b| natural_key_order(a.0, b.0));
+        sort_written(&mut order, |e| e.0.as_str());
         for &(key, value) in order {
             self.indent = indent;
             self.write_indent();
@@ -755,12 +754,19 @@ pub(crate) fn go_json_float(f: f64) -> String {
 /// The keys of `map` in the order go-yaml v2 writes them. That order is not transitive for
 /// keys mixing digit runs and other characters (`2key < 10key < 1key < 2key`); kustomize's own
 /// output is then not deterministic (Go iterates the map at random before sorting), so plumb's
-/// stable sort is as good an answer as any of kustomize's. Whatever else sorts keys by it sorts
-/// word-sized references the same way, so that a cycle of such keys comes out in one order.
+/// stable sort is as good an answer as any of kustomize's.
 pub fn sorted_keys(map: &Map<String, Value>) -> Vec<&String> {
     let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_by(|a, b| natural_key_order(a, b));
+    sort_written(&mut keys, |k| k.as_str());
     keys
+}
+
+/// Sorts `items` by the go-yaml order of the key each names. The items are word-sized (a
+/// reference or an index): std's sort picks its method by element size, and with this order
+/// not transitive, one size for every sort of keys makes a cycle of keys come out in one order.
+pub fn sort_written<'a, T: Copy>(items: &mut [T], key: impl Fn(T) -> &'a str) {
+    const { assert!(std::mem::size_of::<T>() == std::mem::size_of::<usize>()) };
+    items.sort_by(|&a, &b| natural_key_order(key(a), key(b)));
 }
 
 /// go-yaml v2's map key order: runs of digits compare as numbers, and at the first difference
