@@ -345,8 +345,9 @@ fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
 }
 
 /// A patch written inline in a kustomization, laid out where the kustomization writes it:
-/// the file's text with everything but the block's lines blanked, so that it has the file's
-/// length and lines and what is parsed from it points at the kustomization's text.
+/// the file's text up to the block's end with everything before the block's lines blanked,
+/// so that what is parsed from it has the kustomization's lines and offsets. The text after
+/// the block is left out: it would only be scanned as blank lines.
 struct InPlace {
     path: PathBuf,
     text: String,
@@ -371,12 +372,10 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
         true => span.start + written.find('\n')? + 1,
         false => span.start,
     };
-    // Byte by byte: the block starts and ends on character boundaries, so every byte of a
-    // character outside it becomes a space and the text stays UTF-8.
-    let mut text = file.as_bytes().to_vec();
-    let (before, rest) = text.split_at_mut(body);
-    let after = rest.get_mut(span.end - body..)?;
-    for b in before.iter_mut().chain(after.iter_mut()) {
+    // Byte by byte: the block starts on a character boundary, so every byte of a character
+    // before it becomes a space and the text stays UTF-8.
+    let mut text = file.as_bytes().get(..span.end)?.to_vec();
+    for b in text.get_mut(..body)? {
         if *b != b'\n' {
             *b = b' ';
         }
