@@ -216,12 +216,43 @@ impl<'s> Walker<'s> {
         })
     }
 
+    /// Whether walking `dest` with no patch gives it back as it is: true of a subtree with no
+    /// null (which the walk may drop) and no list the schema merges (which it rebuilds). Most
+    /// of a patched object is not in the patch; such a part is kept whole instead of being
+    /// taken apart key by key and put together again.
+    fn unchanged_alone(&self, dest: &Node, shape: Option<Shape<'s>>) -> bool {
+        if dest.is_null() {
+            return false;
+        }
+        let shape = shape.or_else(|| self.shape_from_meta([Some(dest), None]));
+        match &dest.kind {
+            NodeKind::Scalar(_) => true,
+            NodeKind::Sequence(_) => !shape.is_some_and(|s| merges(s.list_merge())),
+            // A key that is not a scalar is not walked: its value stays as it is.
+            NodeKind::Mapping(entries) => entries.iter().all(|(k, v)| match k.scalar_value() {
+                Some(key) => self.unchanged_alone(v, shape.and_then(|s| s.field(key))),
+                None => true,
+            }),
+        }
+    }
+
     fn walk(
         &self,
         dest: Option<Node>,
         patch: Option<Node>,
         shape: Option<Shape<'s>>,
     ) -> Result<Walked, KustomizeError> {
+        if patch.is_none()
+            && dest
+                .as_ref()
+                .is_some_and(|d| self.unchanged_alone(d, shape))
+        {
+            return Ok(Walked {
+                node: dest,
+                into_dest: true,
+                keep_null: false,
+            });
+        }
         let shape = shape.or_else(|| self.shape_from_meta([dest.as_ref(), patch.as_ref()]));
         let kind = [dest.as_ref(), patch.as_ref()]
             .into_iter()
