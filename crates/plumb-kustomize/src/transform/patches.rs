@@ -582,7 +582,9 @@ fn apply_smp_at(
         resource.namespace().to_string(),
         resource.kind().to_string(),
     );
-    let Some(mut node) = strategic::merge(resource.node.clone(), patch, &ctx.schema)? else {
+    // Taken, not copied: a failed merge fails the whole build, which drops the list.
+    let target = std::mem::replace(&mut resource.node, Node::null());
+    let Some(mut node) = strategic::merge(target, patch, &ctx.schema)? else {
         list.resources.remove(index);
         return Ok(());
     };
