@@ -338,6 +338,28 @@ impl Emitter {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
+        // With `\n` its only line break, the text is written a line at a time: the same as
+        // character by character below, without pushing each character on its own.
+        if !text.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    self.put_break();
+                    self.indention = true;
+                    breaks = true;
+                }
+                if line.is_empty() {
+                    continue;
+                }
+                if breaks {
+                    self.write_indent();
+                    breaks = false;
+                }
+                self.out.push_str(line);
+                self.column += line.chars().count();
+                self.indention = false;
+            }
+            return;
+        }
         for c in text.chars() {
             if is_break(c) {
                 self.write_break(c);
@@ -501,6 +523,19 @@ fn scan(mut chars: std::iter::Peekable<impl Iterator<Item = char>>) -> Scan {
 }
 
 /// [`scan`] of a non-empty ASCII text (nearly every string written): bytes, nothing to decode.
+/// The bytes [`scan_ascii`] learns nothing from: printable ASCII other than `:` and `#` (the
+/// first and last bytes are read on their own, and a space after a line break is seen from
+/// the break).
+const QUIET: [bool; 256] = {
+    let mut quiet = [false; 256];
+    let mut c = 0x20;
+    while c <= 0x7E {
+        quiet[c] = c != b':' as usize && c != b'#' as usize;
+        c += 1;
+    }
+    quiet
+};
+
 fn scan_ascii(b: &[u8]) -> Scan {
     let n = b.len();
     let is_break = |c: u8| c == b'\n' || c == b'\r';
@@ -514,9 +549,14 @@ fn scan_ascii(b: &[u8]) -> Scan {
         ..Scan::default()
     };
     for (i, &c) in b.iter().enumerate() {
+        // Most bytes of a long string are letters, digits and punctuation that change nothing.
+        if QUIET[usize::from(c)] {
+            continue;
+        }
         // libyaml's printable ASCII: the line feed and a space to a tilde.
         out.special |= c != b'\n' && !(0x20..=0x7E).contains(&c);
         out.line_breaks |= is_break(c);
+        out.break_space |= is_break(c) && b.get(i + 1) == Some(&b' ');
         if i == 0 {
             continue;
         }
@@ -524,7 +564,6 @@ fn scan_ascii(b: &[u8]) -> Scan {
         match c {
             b':' => out.block_indicators |= followed_by_ws(i),
             b'#' => out.block_indicators |= matches!(before, b' ' | b'\t' | 0) || is_break(before),
-            b' ' => out.break_space |= is_break(before),
             b'\n' | b'\r' => out.space_break |= before == b' ',
             _ => {}
         }
