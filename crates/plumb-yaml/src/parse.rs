@@ -13,6 +13,7 @@ use crate::node::{Node, NodeKind, Scalar, ScalarStyle};
 use crate::source::{SourceFile, Span};
 use granit_parser::{Event, Options, Parser, ScalarStyle as GStyle, Tag};
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -37,38 +38,44 @@ pub fn parse_documents(path: impl AsRef<Path>, text: &str) -> Result<Vec<Node>, 
     parse_source(&file)
 }
 
-/// [`parse_documents`] of a text whose bytes before `start`, the start of a line, are spaces
-/// and line breaks: parsed from `start` on, which reads the same documents, their spans and
-/// errors' places still in the whole text.
+/// [`parse_documents`] of the part `within` of a text whose bytes before it, up to the start
+/// of a line, are spaces and line breaks: that part is read as if it were the whole text
+/// (the blank lines before it read as nothing), with its spans and errors' places in the
+/// whole text. What follows the part is not read: it may be anything, such as the rest of
+/// the file a block was written in, which keeps the text that file's length.
 pub fn parse_documents_from(
     path: impl AsRef<Path>,
     text: &str,
-    start: usize,
+    within: Range<usize>,
 ) -> Result<Vec<Node>, YamlError> {
     let file = SourceFile::new(path.as_ref(), text);
-    parse_source_from(&file, start)
+    parse_source_from(&file, within)
 }
 
 /// Parses a [`SourceFile`] already shared with other stages.
 pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
-    parse_source_from(file, 0)
+    parse_source_from(file, 0..file.text().len())
 }
 
-/// [`parse_source`] from byte `start` (see [`parse_documents_from`]); a `start` that is not
-/// the start of a line after blank text only, or not in the text, parses the whole text.
-fn parse_source_from(file: &Arc<SourceFile>, start: usize) -> Result<Vec<Node>, YamlError> {
+/// [`parse_source`] of the part `within` (see [`parse_documents_from`]); a part that does not
+/// start a line after blank text only, or is not in the text on character boundaries, is
+/// read from the text's start to its end.
+fn parse_source_from(file: &Arc<SourceFile>, within: Range<usize>) -> Result<Vec<Node>, YamlError> {
     let mut options = Options::default();
     options.set_emit_comments(false);
     options.block_scalar_eof_without_line_feed = true;
     options.bom_inside_document_as_content = true;
     let whole = file.text();
+    let start = within.start;
     let blank_before = whole
         .as_bytes()
         .get(..start)
         .is_some_and(|head| head.iter().all(|&b| b == b' ' || b == b'\n'))
         && (start == 0 || whole.as_bytes()[start - 1] == b'\n');
-    let start = if blank_before { start } else { 0 };
-    let text = &whole[start..];
+    let (start, text) = match whole.get(within) {
+        Some(part) if blank_before => (start, part),
+        _ => (0, whole),
+    };
     let mut builder = Builder {
         file: file.clone(),
         stack: Vec::new(),
@@ -414,8 +421,8 @@ mod tests {
 
     /// Bodies of inline patches (block mappings, sequences, several documents, a block scalar,
     /// a body ending without a line break, malformed ones) after blank lines: parsed from the
-    /// start of their first line, they read as the whole text does, node for node and span
-    /// for span, and fail at the same place.
+    /// start of their first line to their end, with the file's text after them unread, they
+    /// read as the whole text does, node for node and span for span, and fail at the same place.
     #[test]
     fn parsing_from_a_line_after_blanks_reads_as_the_whole_text() {
         let bodies = [
@@ -433,7 +440,11 @@ mod tests {
                 for tail in ["", "\n", "   \n      \n"] {
                     let text = format!("{head}{body}{tail}");
                     let whole = parse_documents("k.yaml", &text);
-                    let from = parse_documents_from("k.yaml", &text, head.len());
+                    // The rest of the file after the part, never read: here text that would
+                    // not parse, or would add a document.
+                    let rest = ["", "a: [\n", "\n---\nb: c\n"][compared % 3];
+                    let file = format!("{text}{rest}");
+                    let from = parse_documents_from("k.yaml", &file, head.len()..text.len());
                     match (&whole, &from) {
                         (Ok(a), Ok(b)) => {
                             assert_eq!(a, b, "{text:?}");
@@ -455,11 +466,11 @@ mod tests {
         // Not after blanks only, or not at a line start: the whole text is parsed.
         let text = "a: 1\nb: 2\n";
         assert_eq!(
-            parse_documents_from("k.yaml", text, 5).unwrap(),
+            parse_documents_from("k.yaml", text, 5..text.len()).unwrap(),
             parse_documents("k.yaml", text).unwrap()
         );
         assert_eq!(
-            parse_documents_from("k.yaml", "  \n  a: 1\n", 1).unwrap(),
+            parse_documents_from("k.yaml", "  \n  a: 1\n", 1..10).unwrap(),
             parse_documents("k.yaml", "  \n  a: 1\n").unwrap()
         );
     }

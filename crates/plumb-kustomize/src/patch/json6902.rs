@@ -7,6 +7,7 @@ use crate::error::KustomizeError;
 use plumb_yaml::resolve::{resolve, Resolved, Schema as YamlSchema};
 use plumb_yaml::{Node, NodeKind};
 use serde_json::{Map, Number, Value};
+use std::ops::Range;
 
 /// A decoded patch: a list of operations, each a JSON object (`op`, `path`, `from`, `value`).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,19 +33,23 @@ impl JsonPatch {
     /// Decodes a patch written as JSON (text starting with `[`) or as YAML, which is read as
     /// kustomize reads it: YAML 1.1 (`yes` is `true`) converted to JSON.
     pub fn parse(path: &str, text: &str) -> Result<JsonPatch, PatchError> {
-        JsonPatch::parse_from(path, text, 0)
+        JsonPatch::parse_from(path, text, 0..text.len())
     }
 
-    /// [`JsonPatch::parse`] of a text blank before byte `from` (the start of a line), read
-    /// from there on (see `plumb_yaml::parse_documents_from`).
-    pub(crate) fn parse_from(path: &str, text: &str, from: usize) -> Result<JsonPatch, PatchError> {
+    /// [`JsonPatch::parse`] of the part `within` of a text blank before it (from the start of
+    /// a line), the rest of the text not read (see `plumb_yaml::parse_documents_from`).
+    pub(crate) fn parse_from(
+        path: &str,
+        text: &str,
+        within: Range<usize>,
+    ) -> Result<JsonPatch, PatchError> {
         if text.is_empty() {
             return Err(PatchError("empty json patch operations".into()));
         }
         let value = if text.starts_with('[') {
             serde_json::from_str::<Value>(text).map_err(|e| PatchError(e.to_string()))?
         } else {
-            let docs = plumb_yaml::parse_documents_from(path, text, from)
+            let docs = plumb_yaml::parse_documents_from(path, text, within)
                 .map_err(|e| PatchError(e.to_string()))?;
             match docs.into_iter().next() {
                 Some(doc) => {

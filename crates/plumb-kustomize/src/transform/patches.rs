@@ -12,6 +12,7 @@ use crate::patch::{error_at, strategic};
 use crate::resource::{ResId, Resource};
 use plumb_yaml::{Node, NodeKind, ScalarStyle, SourceFile};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -345,14 +346,13 @@ fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
 }
 
 /// A patch written inline in a kustomization, laid out where the kustomization writes it:
-/// the file's text up to the block's end with everything before the block's lines blanked,
-/// so that what is parsed from it has the kustomization's lines and offsets. The text after
-/// the block is left out: it would only be scanned as blank lines.
+/// the file's text with everything before the block's lines blanked, so that what is parsed
+/// from it has the file's length, lines and offsets and points at the kustomization's text.
+/// Only the block (`within`) is parsed: the text after it is the file's own, never read.
 struct InPlace {
     path: PathBuf,
     text: String,
-    /// The start of the block's first line: everything before it is blank.
-    from: usize,
+    within: Range<usize>,
 }
 
 /// The inline patch under `key` in place, when it is a literal block (`patch: |`) whose
@@ -374,7 +374,7 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
     };
     // Byte by byte: the block starts on a character boundary, so every byte of a character
     // before it becomes a space and the text stays UTF-8.
-    let mut text = file.as_bytes().get(..span.end)?.to_vec();
+    let mut text = file.as_bytes().to_vec();
     for b in text.get_mut(..body)? {
         if *b != b'\n' {
             *b = b' ';
@@ -384,7 +384,7 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
     Some(InPlace {
         path: span.file.path().to_path_buf(),
         text: String::from_utf8(text).ok()?,
-        from,
+        within: from..span.end,
     })
 }
 
@@ -392,14 +392,18 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
 /// same nodes, styles and tags), else the documents as they are.
 fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> Vec<Node> {
     place
-        .and_then(|p| plumb_yaml::parse_documents_from(&p.path, &p.text, p.from).ok())
+        .and_then(|p| plumb_yaml::parse_documents_from(&p.path, &p.text, p.within.clone()).ok())
         .filter(|placed| *placed == docs)
         .unwrap_or(docs)
 }
 
 /// A JSON 6902 patch parsed in place when its operations are the same.
 fn json_from_place(place: &InPlace, patch: JsonPatch) -> JsonPatch {
-    match JsonPatch::parse_from(&place.path.display().to_string(), &place.text, place.from) {
+    match JsonPatch::parse_from(
+        &place.path.display().to_string(),
+        &place.text,
+        place.within.clone(),
+    ) {
         Ok(placed) if placed.operations == patch.operations => placed,
         _ => patch,
     }
