@@ -434,15 +434,16 @@ mod tests {
             "    a: b\n   c: d\n",
             "\tx: 1\n",
         ];
+        let tails = ["", "\n", "   \n      \n"];
+        // The rest of the file after the part, never read: nothing, text that would not
+        // parse, text that would add a document.
+        let rests = ["", "a: [\n", "\n---\nb: c\n"];
         let mut compared = 0;
         for body in bodies {
             for head in ["", "\n", "   \n\n", "          \n  \n"] {
-                for tail in ["", "\n", "   \n      \n"] {
+                for (tail, rest) in tails.iter().flat_map(|t| rests.iter().map(move |r| (t, r))) {
                     let text = format!("{head}{body}{tail}");
                     let whole = parse_documents("k.yaml", &text);
-                    // The rest of the file after the part, never read: here text that would
-                    // not parse, or would add a document.
-                    let rest = ["", "a: [\n", "\n---\nb: c\n"][compared % 3];
                     let file = format!("{text}{rest}");
                     let from = parse_documents_from("k.yaml", &file, head.len()..text.len());
                     match (&whole, &from) {
