@@ -57,23 +57,56 @@ impl SelectorSpec {
 /// A compiled selector.
 #[derive(Debug, Clone)]
 pub struct Selector {
-    group: Option<Regex>,
-    version: Option<Regex>,
-    kind: Option<Regex>,
-    name: Option<Regex>,
-    namespace: Option<Regex>,
+    group: Option<Pattern>,
+    version: Option<Pattern>,
+    kind: Option<Pattern>,
+    name: Option<Pattern>,
+    namespace: Option<Pattern>,
     labels: LabelSelector,
     annotations: LabelSelector,
 }
 
+/// One field of a target, matching whole values.
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// Letters, digits and `-_/:` that stand for themselves, and `.` for any character but a
+    /// line break: what nearly every target writes (`HelmRelease`, `apps`,
+    /// `helm.toolkit.fluxcd.io`), matched as the anchored expression would match it without
+    /// running one. A compiled expression is cloned from the process's cache with an empty
+    /// matching cache of its own, which every patch entry paid for again.
+    Plain(String),
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn is_match(&self, value: &str) -> bool {
+        match self {
+            Pattern::Plain(pattern) => {
+                let mut value = value.chars();
+                pattern.chars().all(|p| match (p, value.next()) {
+                    ('.', Some(c)) => c != '\n',
+                    (p, Some(c)) => p == c,
+                    (_, None) => false,
+                }) && value.next().is_none()
+            }
+            Pattern::Regex(re) => re.is_match(value),
+        }
+    }
+}
+
 /// Compiles the target's `field`, anchored to match whole values; an empty pattern matches
 /// anything.
-fn anchored(field: &str, pattern: &str) -> Result<Option<Regex>, KustomizeError> {
+fn anchored(field: &str, pattern: &str) -> Result<Option<Pattern>, KustomizeError> {
     if pattern.is_empty() {
         return Ok(None);
     }
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | ':' | '.');
+    // A pattern past the length bound is refused as an expression would be.
+    if pattern.len() <= crate::pattern::MAX_PATTERN_LEN && pattern.chars().all(plain) {
+        return Ok(Some(Pattern::Plain(pattern.to_string())));
+    }
     crate::pattern::compile_anchored(pattern)
-        .map(Some)
+        .map(|re| Some(Pattern::Regex(re)))
         .map_err(|e| KustomizeError::Other(format!("target {field}: error parsing regexp: {e}")))
 }
 
@@ -106,7 +139,7 @@ impl Selector {
         // The kind first (what most targets name), the original id and the label maps only
         // when the selector asks about them: every patch asks this of every resource.
         let current = resource.id();
-        let is = |re: &Option<Regex>, s: &str| re.as_ref().is_none_or(|re| re.is_match(s));
+        let is = |p: &Option<Pattern>, s: &str| p.as_ref().is_none_or(|p| p.is_match(s));
         let gvk = &current.gvk;
         if !is(&self.kind, &gvk.kind)
             || !is(&self.group, &gvk.group)
@@ -404,6 +437,58 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_plain_pattern_matches_what_its_anchored_expression_matches() {
+        let patterns = [
+            "HelmRelease",
+            "apps",
+            "helm.toolkit.fluxcd.io",
+            "a.b",
+            "...",
+            "v1",
+            "cert-manager_x/y:z",
+        ];
+        let values = [
+            "",
+            "HelmRelease",
+            "HelmReleases",
+            "helmrelease",
+            "xHelmRelease",
+            "apps",
+            "helm.toolkit.fluxcd.io",
+            "helmxtoolkit.fluxcd.io",
+            "a.b",
+            "axb",
+            "a\nb",
+            "aéb",
+            "ab",
+            "a.bc",
+            "abc",
+            "ééé",
+            "v1",
+            "v1\n",
+            "cert-manager_x/y:z",
+            "é",
+        ];
+        for pattern in patterns {
+            let plain = anchored("name", pattern).unwrap().unwrap();
+            assert!(matches!(plain, Pattern::Plain(_)), "{pattern}");
+            let re = crate::pattern::compile_anchored(pattern).unwrap();
+            for value in values {
+                assert_eq!(
+                    plain.is_match(value),
+                    re.is_match(value),
+                    "{pattern} ~ {value:?}"
+                );
+            }
+        }
+        assert!(matches!(
+            anchored("name", "a|b").unwrap().unwrap(),
+            Pattern::Regex(_)
+        ));
+        assert!(anchored("name", "").unwrap().is_none());
     }
 
     #[test]

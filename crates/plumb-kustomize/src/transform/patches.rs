@@ -288,29 +288,38 @@ enum Classified {
 /// [`classify`] of a patch's text (written inline in `item` when given), remembered for the
 /// process: a patch of a component or a Flux Kustomization is applied by every build that
 /// uses it, and parsing it (twice when inline: as text, then in place) is the same each time.
-/// The key is everything the result depends on: the label, the text, and for an inline patch
-/// where its block is written (which parse of which file, and where in it: the source file is
-/// kept with the result, so that its address names no other file while the entry lives).
+/// The key is everything the result depends on: the text, where its block is written for an
+/// inline patch (which parse of which file, and where in it: the source file is kept with the
+/// result, so that its address names no other file while the entry lives), and the label only
+/// when the result was not read in place. A Flux Kustomization's `spec.patches` reach the
+/// build of every Kustomization a parent patched them into, each with its own label.
 fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
-    type Key = (String, String, Option<(usize, usize, usize)>);
+    type Key = (Option<String>, String, Option<(usize, usize, usize)>);
     type Seen = HashMap<Key, (Classified, Option<Arc<SourceFile>>)>;
     static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
     let file = item
         .and_then(|i| i.get("patch"))
         .and_then(|n| n.span.as_ref());
     let written = file.map(|s| (Arc::as_ptr(&s.file) as usize, s.start, s.end));
-    let key: Key = (label.to_string(), text.to_string(), written);
+    let placed_key: Key = (None, text.to_string(), written);
+    let labelled_key: Key = (Some(label.to_string()), text.to_string(), written);
     let seen = SEEN.get_or_init(Default::default);
-    if let Some((c, _)) = seen
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
     {
-        return c.clone();
+        let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = written
+            .and_then(|_| seen.get(&placed_key))
+            .or_else(|| seen.get(&labelled_key));
+        if let Some((c, _)) = found {
+            return c.clone();
+        }
     }
     let place = item.and_then(|i| in_place(i, "patch"));
-    let c = classify(label, text, place.as_ref());
+    let (c, placed) = classify(label, text, place.as_ref());
     let kept = file.map(|s| Arc::clone(&s.file));
+    let key = match placed && written.is_some() {
+        true => placed_key,
+        false => labelled_key,
+    };
     seen.lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(key, (c.clone(), kept));
@@ -319,11 +328,17 @@ fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
 
 /// Tells strategic merge patches (resources with a kind and a name, any number of them: a file
 /// of comments only is no patch at all) from a JSON 6902 patch (a list of operations), as
-/// kustomize's patch transformer does.
-fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
+/// kustomize's patch transformer does; and whether the result is independent of `label`: read
+/// in place, or no patch at all.
+fn classify(label: &str, text: &str, place: Option<&InPlace>) -> (Classified, bool) {
+    let mut placed = false;
     let strategic = plumb_yaml::parse_documents(label, text)
         .ok()
-        .map(|docs| docs_in_place(place, docs))
+        .map(|docs| {
+            let (docs, read_in_place) = docs_in_place(place, docs);
+            placed = read_in_place;
+            docs
+        })
         .and_then(|docs| {
             let mut out = Vec::new();
             for doc in docs {
@@ -334,14 +349,17 @@ fn classify(label: &str, text: &str, place: Option<&InPlace>) -> Classified {
             out.iter().all(is_patch_resource).then_some(out)
         });
     if let Some(patches) = strategic {
-        return Classified::Strategic(patches);
+        return (Classified::Strategic(patches), placed);
     }
     match JsonPatch::parse(label, text) {
-        Ok(p) => Classified::Json(match place {
-            Some(place) => json_from_place(place, p),
-            None => p,
-        }),
-        Err(_) => Classified::Neither,
+        Ok(p) => match place {
+            Some(place) => {
+                let (p, read_in_place) = json_from_place(place, p);
+                (Classified::Json(p), read_in_place)
+            }
+            None => (Classified::Json(p), false),
+        },
+        Err(_) => (Classified::Neither, true),
     }
 }
 
@@ -389,30 +407,33 @@ fn in_place(item: &Node, key: &str) -> Option<InPlace> {
 }
 
 /// The documents parsed in place when they read exactly as the patch's own text does (the
-/// same nodes, styles and tags), else the documents as they are.
-fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> Vec<Node> {
-    place
+/// same nodes, styles and tags), else the documents as they are; and which of the two.
+fn docs_in_place(place: Option<&InPlace>, docs: Vec<Node>) -> (Vec<Node>, bool) {
+    match place
         .and_then(|p| plumb_yaml::parse_documents_from(&p.path, &p.text, p.within.clone()).ok())
         .filter(|placed| *placed == docs)
-        .unwrap_or(docs)
+    {
+        Some(placed) => (placed, true),
+        None => (docs, false),
+    }
 }
 
-/// A JSON 6902 patch parsed in place when its operations are the same.
-fn json_from_place(place: &InPlace, patch: JsonPatch) -> JsonPatch {
+/// A JSON 6902 patch parsed in place when its operations are the same; and which of the two.
+fn json_from_place(place: &InPlace, patch: JsonPatch) -> (JsonPatch, bool) {
     match JsonPatch::parse_from(
         &place.path.display().to_string(),
         &place.text,
         place.within.clone(),
     ) {
-        Ok(placed) if placed.operations == patch.operations => placed,
-        _ => patch,
+        Ok(placed) if placed.operations == patch.operations => (placed, true),
+        _ => (patch, false),
     }
 }
 
 /// [`json_from_place`] for the inline operations under `key` of a `patchesJson6902` entry.
 fn json_in_place(item: &Node, key: &str, patch: JsonPatch) -> JsonPatch {
     match in_place(item, key) {
-        Some(place) => json_from_place(&place, patch),
+        Some(place) => json_from_place(&place, patch).0,
         None => patch,
     }
 }
