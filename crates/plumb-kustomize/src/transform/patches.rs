@@ -301,25 +301,25 @@ fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
         .and_then(|i| i.get("patch"))
         .and_then(|n| n.span.as_ref());
     let written = file.map(|s| (Arc::as_ptr(&s.file) as usize, s.start, s.end));
-    let placed_key: Key = (None, text.to_string(), written);
-    let labelled_key: Key = (Some(label.to_string()), text.to_string(), written);
+    // One key, looked up without the label first, then with it.
+    let mut key: Key = (None, text.to_string(), written);
     let seen = SEEN.get_or_init(Default::default);
     {
         let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let found = written
-            .and_then(|_| seen.get(&placed_key))
-            .or_else(|| seen.get(&labelled_key));
-        if let Some((c, _)) = found {
+        if let Some((c, _)) = written.and_then(|_| seen.get(&key)) {
+            return c.clone();
+        }
+        key.0 = Some(label.to_string());
+        if let Some((c, _)) = seen.get(&key) {
             return c.clone();
         }
     }
     let place = item.and_then(|i| in_place(i, "patch"));
     let (c, placed) = classify(label, text, place.as_ref());
     let kept = file.map(|s| Arc::clone(&s.file));
-    let key = match placed && written.is_some() {
-        true => placed_key,
-        false => labelled_key,
-    };
+    if placed && written.is_some() {
+        key.0 = None;
+    }
     seen.lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(key, (c.clone(), kept));
@@ -331,24 +331,19 @@ fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
 /// kustomize's patch transformer does; and whether the result is independent of `label`: read
 /// in place, or no patch at all.
 fn classify(label: &str, text: &str, place: Option<&InPlace>) -> (Classified, bool) {
-    let mut placed = false;
     let strategic = plumb_yaml::parse_documents(label, text)
         .ok()
-        .map(|docs| {
-            let (docs, read_in_place) = docs_in_place(place, docs);
-            placed = read_in_place;
-            docs
-        })
-        .and_then(|docs| {
+        .map(|docs| docs_in_place(place, docs))
+        .and_then(|(docs, placed)| {
             let mut out = Vec::new();
             for doc in docs {
                 if push_patch(doc, &mut out).is_err() {
                     return None;
                 }
             }
-            out.iter().all(is_patch_resource).then_some(out)
+            out.iter().all(is_patch_resource).then_some((out, placed))
         });
-    if let Some(patches) = strategic {
+    if let Some((patches, placed)) = strategic {
         return (Classified::Strategic(patches), placed);
     }
     match JsonPatch::parse(label, text) {
