@@ -10,6 +10,16 @@ mod report;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read before `main`: transparent huge pages for its chunks and metadata
+/// (the kernel's `madvise` mode honours them; `never` makes them a no-op), one arena per CPU.
+/// A build touches tens of megabytes once: on haraldkoch/kochhaus-home (55 MB peak) this took
+/// page faults from 11.2k to 3.3k and CPU from about 116 to 101 ms; generated-1000 peaks at
+/// 139 MB against 131 MB. `_RJEM_MALLOC_CONF` in the environment still overrides it.
+#[cfg(not(target_env = "msvc"))]
+#[export_name = "_rjem_malloc_conf"]
+pub static MALLOC_CONF: Option<&'static u8> =
+    Some(&b"thp:always,metadata_thp:always,percpu_arena:percpu\0"[0]);
+
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
