@@ -252,6 +252,9 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         return Err(SetupError::NoRepository(root.to_path_buf()));
     }
     let started = Instant::now();
+    // The kustomize tables are parsed while discovery reads the repository, not by the first
+    // build while the other threads wait for it.
+    std::thread::spawn(plumb_kustomize::prepare);
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let config = Config::load(&root)?;
     let discovery = match &options.checkout {

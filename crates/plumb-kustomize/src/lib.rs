@@ -29,7 +29,9 @@ pub mod schema;
 pub mod transform;
 pub mod vars;
 
-pub use build::{build, build_kustomization, build_yaml, BuildOptions, Reorder, ResourceList};
+pub use build::{
+    build, build_kustomization, build_yaml, prepare, BuildOptions, Reorder, ResourceList,
+};
 pub use error::KustomizeError;
 pub use fs::FileSystem;
 pub use kustomization::Kustomization;
