@@ -227,9 +227,18 @@ impl RepositoryBuild {
 
     /// One YAML stream of the selected Kustomizations' objects, each group preceded by a
     /// `# Source: Kustomization ns/name (path)` line (and `# Entry: path` with several entries).
-    pub fn to_yaml<'a>(&'a self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
+    pub fn to_yaml(&self, select: &dyn Fn(&KustomizationBuild) -> bool) -> String {
+        self.yaml_sections(select).concat()
+    }
+
+    /// [`RepositoryBuild::to_yaml`] in its sections, in order: what a caller writing the stream
+    /// out writes one after another, without first copying them into one string.
+    pub fn yaml_sections<'a>(
+        &'a self,
+        select: &dyn Fn(&KustomizationBuild) -> bool,
+    ) -> Vec<String> {
         // Each section's header (separator, entry, source) and objects, in output order; the
-        // sections are written in parallel, then joined.
+        // sections are written in parallel.
         let mut sections: Vec<(String, Vec<&'a Value>)> = Vec::new();
         let several = self.entries.len() > 1;
         let mut section = |title: String, objects: &'a [Object], entry: &str| {
@@ -259,14 +268,13 @@ impl RepositoryBuild {
                 }
             }
         }
-        let written: Vec<String> = sections
+        sections
             .into_par_iter()
             .map(|(mut text, values)| {
                 text.push_str(&plumb_yaml::write_stream(values));
                 text
             })
-            .collect();
-        written.concat()
+            .collect()
     }
 
     /// `kind/namespace/name` per object, one a line (`kind//name` when cluster-scoped); with
