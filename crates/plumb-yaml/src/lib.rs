@@ -11,6 +11,7 @@
 //! assert_eq!(plumb_yaml::write_document(&value), "data:\n  \"on\": \"yes\"\nkind: ConfigMap\n");
 //! ```
 
+mod block;
 pub mod emit;
 pub mod error;
 pub mod json;
@@ -23,6 +24,9 @@ pub use emit::{write_document, write_stream};
 pub use error::YamlError;
 pub use json::{check, from_json, to_json};
 pub use node::{Node, NodeKind, Scalar, ScalarStyle};
-pub use parse::{parse_documents, parse_documents_from, parse_source};
+pub use parse::{
+    parse_documents, parse_documents_block, parse_documents_from, parse_documents_granit,
+    parse_source,
+};
 pub use resolve::{Resolved, Schema};
 pub use source::{Location, SourceFile, Span};

@@ -52,6 +52,24 @@ pub fn parse_documents_from(
     parse_source_from(&file, within)
 }
 
+/// The documents of `text` as the block reader alone reads them: `None` when the text is
+/// outside the subset it reads (and granit-parser reads it). For tests that compare the two.
+#[doc(hidden)]
+pub fn parse_documents_block(path: impl AsRef<Path>, text: &str) -> Option<Vec<Node>> {
+    let file = SourceFile::new(path.as_ref(), text);
+    let mut builder = Builder::new(&file);
+    crate::block::read(text, 0, &mut builder).ok()?;
+    Some(builder.docs)
+}
+
+/// The documents of `text` as granit-parser reads them, without the block reader. For tests
+/// that compare the two.
+#[doc(hidden)]
+pub fn parse_documents_granit(path: impl AsRef<Path>, text: &str) -> Result<Vec<Node>, YamlError> {
+    let file = SourceFile::new(path.as_ref(), text);
+    read_with_granit(&file, 0, text)
+}
+
 /// Parses a [`SourceFile`] already shared with other stages.
 pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
     parse_source_from(file, 0..file.text().len())
@@ -61,10 +79,6 @@ pub fn parse_source(file: &Arc<SourceFile>) -> Result<Vec<Node>, YamlError> {
 /// start a line after blank text only, or is not in the text on character boundaries, is
 /// read from the text's start to its end.
 fn parse_source_from(file: &Arc<SourceFile>, within: Range<usize>) -> Result<Vec<Node>, YamlError> {
-    let mut options = Options::default();
-    options.set_emit_comments(false);
-    options.block_scalar_eof_without_line_feed = true;
-    options.bom_inside_document_as_content = true;
     let whole = file.text();
     let start = within.start;
     let blank_before = whole
@@ -76,14 +90,26 @@ fn parse_source_from(file: &Arc<SourceFile>, within: Range<usize>) -> Result<Vec
         Some(part) if blank_before => (start, part),
         _ => (0, whole),
     };
-    let mut builder = Builder {
-        file: file.clone(),
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        docs: Vec::new(),
-        written: 0,
-        expanded: 0,
-    };
+    // The block subset nearly every manifest is written in is read without granit-parser,
+    // to the same events; anything else, errors included, is granit-parser's.
+    let mut builder = Builder::new(file);
+    if crate::block::read(text, start, &mut builder).is_ok() {
+        return Ok(builder.docs);
+    }
+    read_with_granit(file, start, text)
+}
+
+/// granit-parser's reading of `text`, the part of `file` from byte `start`.
+fn read_with_granit(
+    file: &Arc<SourceFile>,
+    start: usize,
+    text: &str,
+) -> Result<Vec<Node>, YamlError> {
+    let mut options = Options::default();
+    options.set_emit_comments(false);
+    options.block_scalar_eof_without_line_feed = true;
+    options.bom_inside_document_as_content = true;
+    let mut builder = Builder::new(file);
     for item in Parser::new_from_str_with_options(text, options) {
         let (event, span) = item.map_err(|e| {
             let offset = start + e.marker().byte_offset().unwrap_or(0);
@@ -142,11 +168,12 @@ impl Frame {
     }
 }
 
-struct Builder {
+/// Nodes made from parser events, aliases expanded and merge keys applied.
+pub(crate) struct Builder {
     file: Arc<SourceFile>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, (Node, Extent)>,
-    docs: Vec<Node>,
+    pub(crate) docs: Vec<Node>,
     /// Nodes written out in the text so far.
     written: usize,
     /// Nodes alias expansion has added so far.
@@ -154,6 +181,17 @@ struct Builder {
 }
 
 impl Builder {
+    pub(crate) fn new(file: &Arc<SourceFile>) -> Builder {
+        Builder {
+            file: file.clone(),
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            docs: Vec::new(),
+            written: 0,
+            expanded: 0,
+        }
+    }
+
     fn span(&self, start: usize, end: usize) -> Option<Span> {
         Some(Span {
             file: self.file.clone(),
@@ -162,7 +200,12 @@ impl Builder {
         })
     }
 
-    fn event(&mut self, event: Event<'_>, start: usize, end: usize) -> Result<(), YamlError> {
+    pub(crate) fn event(
+        &mut self,
+        event: Event<'_>,
+        start: usize,
+        end: usize,
+    ) -> Result<(), YamlError> {
         match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
             Event::DocumentStart(..) => self.anchors.clear(),

@@ -1,0 +1,649 @@
+//! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
+//! and sequences, one-line plain and quoted scalars, literal blocks, empty flow collections,
+//! comments and `---` between documents. It gives the parser's builder exactly the events,
+//! with exactly the byte spans, that granit-parser gives for the same text, several times
+//! faster, and gives up on anything else (anchors, tags, folded and multi-line scalars, flow
+//! collections with content, tabs, carriage returns, anything malformed): the caller then
+//! parses the text with granit-parser, which also reports every error. Giving up is always
+//! safe; accepting text granit-parser would read differently is never.
+//!
+//! `tests/block_reader.rs` compares the two readers event by event and span by span on every
+//! YAML file of the conformance corpus and of the repository's examples and fixtures.
+
+use crate::error::YamlError;
+use crate::parse::Builder;
+use granit_parser::{Event, ScalarStyle as GStyle, StructureStyle};
+use std::borrow::Cow;
+
+/// The text is not in the subset: let granit-parser read it.
+pub(crate) struct GiveUp;
+
+type Read<T> = Result<T, GiveUp>;
+
+/// The longest implicit key YAML allows.
+const MAX_KEY: usize = 1024;
+
+/// Feeds `builder` the events of `text` (spans shifted by `offset`), or gives up. A builder
+/// error (a merge key's value that is no mapping) gives up too: granit-parser reads such text
+/// to the same events and reports the same error.
+pub(crate) fn read(text: &str, offset: usize, builder: &mut Builder) -> Read<()> {
+    if !plain_bytes(text.as_bytes()) {
+        return Err(GiveUp);
+    }
+    let mut reader = Reader {
+        b: text.as_bytes(),
+        text,
+        offset,
+        builder,
+    };
+    reader.stream()
+}
+
+/// Whether `b` holds only characters this reader handles the way granit-parser does: no
+/// control character but the line feed and the tab, no DEL, no C1 control or NEL, no byte
+/// order mark, no U+2028/U+2029, no U+FFFE/U+FFFF.
+fn plain_bytes(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if (0x20..0x7f).contains(&c) {
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\n' | b'\t' => {}
+            0xc2 if b.get(i + 1).is_some_and(|&n| (0x80..=0x9f).contains(&n)) => return false,
+            0xe2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xa8 | 0xa9)) => {
+                return false
+            }
+            0xef if b.get(i + 1) == Some(&0xbb) && b.get(i + 2) == Some(&0xbf) => return false,
+            0xef if b.get(i + 1) == Some(&0xbf) && matches!(b.get(i + 2), Some(0xbe | 0xbf)) => {
+                return false
+            }
+            0x80.. => {}
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
+}
+
+struct Reader<'t, 'b> {
+    text: &'t str,
+    b: &'t [u8],
+    offset: usize,
+    builder: &'b mut Builder,
+}
+
+/// Where a node's block ended: the start of the line after it, from which the next content
+/// line is looked for.
+type Next = usize;
+
+impl<'t> Reader<'t, '_> {
+    fn emit(&mut self, event: Event<'t>, from: usize, to: usize) -> Read<()> {
+        self.builder
+            .event(event, self.offset + from, self.offset + to)
+            .map_err(|_: YamlError| GiveUp)
+    }
+
+    fn scalar(&mut self, text: Cow<'t, str>, style: GStyle, from: usize, to: usize) -> Read<()> {
+        self.emit(Event::Scalar(text, style, 0, None), from, to)
+    }
+
+    fn null(&mut self, at: usize) -> Read<()> {
+        self.scalar(Cow::Borrowed("~"), GStyle::Plain, at, at)
+    }
+
+    fn at(&self, i: usize) -> u8 {
+        self.b.get(i).copied().unwrap_or(b'\n')
+    }
+
+    /// Whether byte `i` ends a token: a space, a line break or the end of the text.
+    fn blank_at(&self, i: usize) -> bool {
+        i >= self.b.len() || matches!(self.b[i], b' ' | b'\n')
+    }
+
+    /// The first line at or after the line starting at `line` that holds content (not blank,
+    /// not only a comment): its start and indentation, `None` at the end of the text. A tab in
+    /// a line's indentation gives up.
+    fn next_content(&self, mut line: usize) -> Read<Option<(usize, usize)>> {
+        loop {
+            let mut i = line;
+            while i < self.b.len() && self.b[i] == b' ' {
+                i += 1;
+            }
+            match self.b.get(i) {
+                None => return Ok(None),
+                Some(b'\n') => line = i + 1,
+                Some(b'#') => line = (self.line_end(i) + 1).min(self.b.len()),
+                Some(b'\t') => return Err(GiveUp),
+                Some(_) => return Ok(Some((line, i - line))),
+            }
+        }
+    }
+
+    /// The position of the line break ending the line that holds `i` (the text's length on
+    /// its last line).
+    fn line_end(&self, i: usize) -> usize {
+        self.b[i.min(self.b.len())..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(self.b.len(), |p| i + p)
+    }
+
+    /// After a token ending at `i`: spaces, perhaps a comment, then the line's end. Gives the
+    /// start of the next line.
+    fn rest_of_line(&self, mut i: usize) -> Read<Next> {
+        let token_end = i;
+        while i < self.b.len() && self.b[i] == b' ' {
+            i += 1;
+        }
+        match self.b.get(i) {
+            None => Ok(self.b.len()),
+            Some(b'\n') => Ok(i + 1),
+            Some(b'#') if i > token_end => Ok((self.line_end(i) + 1).min(self.b.len())),
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// Whether a document marker (`---` or `...`) starts at `i`, the start of a line.
+    fn marker_at(&self, i: usize) -> bool {
+        let rest = &self.b[i..];
+        (rest.starts_with(b"---") || rest.starts_with(b"...")) && self.blank_at(i + 3)
+    }
+
+    /// Whether a block sequence entry (`-` then a space or the line's end) starts at `i`.
+    fn entry_at(&self, i: usize) -> bool {
+        self.at(i) == b'-' && self.blank_at(i + 1)
+    }
+
+    fn stream(&mut self) -> Read<()> {
+        let mut line = 0;
+        let mut documents = 0;
+        while let Some((start, indent)) = self.next_content(line)? {
+            let mut content = start + indent;
+            let explicit =
+                indent == 0 && self.b[start..].starts_with(b"---") && self.blank_at(3 + start);
+            if indent == 0 && self.b[start..].starts_with(b"...") && self.blank_at(start + 3) {
+                return Err(GiveUp);
+            }
+            if explicit {
+                let (next, next_indent) = self
+                    .next_content(self.rest_of_line(start + 3)?)?
+                    .ok_or(GiveUp)?;
+                content = next + next_indent;
+                if next_indent != 0 {
+                    return Err(GiveUp);
+                }
+            } else if indent != 0 {
+                return Err(GiveUp);
+            }
+            if self.marker_at(content) || self.at(content) == b'%' {
+                return Err(GiveUp);
+            }
+            self.emit(Event::DocumentStart(explicit, None), start, start)?;
+            let (_, next) = self.node(content, 0)?;
+            self.emit(Event::DocumentEnd, next, next)?;
+            documents += 1;
+            line = next;
+            // What follows a document's root is another document or nothing.
+            if let Some((after, _)) = self.next_content(next)? {
+                if !(self.b[after..].starts_with(b"---") && self.blank_at(after + 3)) {
+                    return Err(GiveUp);
+                }
+            }
+        }
+        if documents == 0 {
+            return Err(GiveUp);
+        }
+        Ok(())
+    }
+
+    /// A block collection whose first content is at `i`, in column `column`: a sequence or a
+    /// mapping (a scalar alone there gives up). Gives where it ended (its end event's place)
+    /// and the line to go on from.
+    fn node(&mut self, i: usize, column: usize) -> Read<(usize, Next)> {
+        if self.entry_at(i) {
+            self.sequence(i, column, false)
+        } else if self.key_colon(i)?.is_some() {
+            self.mapping(i, column)
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// The end of a block collection in column `column` whose last entry left off at `line`:
+    /// its end event's place and the start of the line after it, or `None` when the next
+    /// content line is another entry (at `column`, where `entry` says one starts).
+    fn close_or_next(
+        &self,
+        line: Next,
+        column: usize,
+        entry: impl Fn(usize) -> Read<bool>,
+    ) -> Read<Result<usize, (usize, Next)>> {
+        match self.next_content(line)? {
+            None => Ok(Err((self.b.len(), line))),
+            Some((start, indent)) => {
+                let content = start + indent;
+                if indent > column {
+                    return Err(GiveUp);
+                }
+                if indent == column && !(indent == 0 && self.marker_at(content)) && entry(content)?
+                {
+                    return Ok(Ok(content));
+                }
+                Ok(Err((content, start)))
+            }
+        }
+    }
+
+    fn mapping(&mut self, first: usize, column: usize) -> Read<(usize, Next)> {
+        self.emit(
+            Event::MappingStart(StructureStyle::Block, 0, None),
+            first,
+            first,
+        )?;
+        let mut key = first;
+        loop {
+            let colon = self.key(key)?;
+            let line = self.value(colon, column)?;
+            // At the mapping's column, only another key may follow.
+            let entry = |i: usize| -> Read<bool> {
+                match self.key_colon(i)? {
+                    Some(_) if !self.entry_at(i) => Ok(true),
+                    _ => Err(GiveUp),
+                }
+            };
+            match self.close_or_next(line, column, entry)? {
+                Ok(next) => key = next,
+                Err((end, next)) => {
+                    self.emit(Event::MappingEnd, end, end)?;
+                    return Ok((end, next));
+                }
+            }
+        }
+    }
+
+    /// A block sequence whose first `-` is at `first`, in column `column`; `indentless` when
+    /// it is the value of a mapping key in the same column.
+    fn sequence(&mut self, first: usize, column: usize, indentless: bool) -> Read<(usize, Next)> {
+        // granit-parser places an indentless sequence's start at its first item's first event;
+        // the item is read first, with the start event put before it.
+        let mut dash = first;
+        let mut started = false;
+        if !indentless {
+            self.emit(
+                Event::SequenceStart(StructureStyle::Block, 0, None),
+                first,
+                first,
+            )?;
+            started = true;
+        }
+        loop {
+            let line = self.item(dash, column, &mut started)?;
+            let entry = |i: usize| -> Read<bool> {
+                if self.entry_at(i) {
+                    Ok(true)
+                } else if indentless {
+                    Ok(false)
+                } else {
+                    Err(GiveUp)
+                }
+            };
+            match self.close_or_next(line, column, entry)? {
+                Ok(next) => dash = next,
+                Err((end, next)) => {
+                    self.emit(Event::SequenceEnd, end, end)?;
+                    return Ok((end, next));
+                }
+            }
+        }
+    }
+
+    /// Emits an indentless sequence's start at `at` before its first item's first event.
+    fn start_indentless(&mut self, started: &mut bool, at: usize) -> Read<()> {
+        if !*started {
+            *started = true;
+            self.emit(Event::SequenceStart(StructureStyle::Block, 0, None), at, at)?;
+        }
+        Ok(())
+    }
+
+    /// The item after the `-` at `dash` of a sequence in column `column`.
+    fn item(&mut self, dash: usize, column: usize, started: &mut bool) -> Read<Next> {
+        let mut i = dash + 1;
+        while self.at(i) == b' ' && i < self.b.len() {
+            i += 1;
+        }
+        match self.b.get(i) {
+            None | Some(b'\n') => {
+                let line = (i + 1).min(self.b.len());
+                match self.next_content(line)? {
+                    Some((start, indent)) if indent > column => {
+                        let content = start + indent;
+                        self.start_indentless(started, content)?;
+                        Ok(self.node(content, indent)?.1)
+                    }
+                    _ => {
+                        self.start_indentless(started, i)?;
+                        self.null(i)?;
+                        Ok(line)
+                    }
+                }
+            }
+            Some(_) => {
+                let inner = column + (i - dash);
+                if self.entry_at(i) {
+                    return Err(GiveUp);
+                }
+                if self.key_colon(i)?.is_some() {
+                    self.start_indentless(started, i)?;
+                    return Ok(self.mapping(i, inner)?.1);
+                }
+                self.start_indentless(started, i)?;
+                self.inline_value(i, column)
+            }
+        }
+    }
+
+    /// The value after the `:` at `colon` of a key in column `column`.
+    fn value(&mut self, colon: usize, column: usize) -> Read<Next> {
+        let mut i = colon + 1;
+        while i < self.b.len() && self.b[i] == b' ' {
+            i += 1;
+        }
+        match self.b.get(i) {
+            None | Some(b'\n') => {
+                let line = (i + 1).min(self.b.len());
+                match self.next_content(line)? {
+                    Some((start, indent)) if indent > column => {
+                        Ok(self.node(start + indent, indent)?.1)
+                    }
+                    Some((start, indent)) if indent == column && self.entry_at(start + indent) => {
+                        Ok(self.sequence(start + indent, column, true)?.1)
+                    }
+                    _ => {
+                        self.null(colon)?;
+                        Ok(line)
+                    }
+                }
+            }
+            Some(_) => self.inline_value(i, column),
+        }
+    }
+
+    /// A scalar (or empty flow collection) starting at `i` on the line of its key or `-`, in a
+    /// collection in column `column`. Nothing may continue it on a more indented line.
+    fn inline_value(&mut self, i: usize, column: usize) -> Read<Next> {
+        let next = match self.b[i] {
+            b'|' => return self.literal(i, column),
+            b'"' | b'\'' => {
+                let end = self.quoted(i)?;
+                self.rest_of_line(end)?
+            }
+            b'[' | b'{' => {
+                let close = if self.b[i] == b'[' { b']' } else { b'}' };
+                if self.at(i + 1) != close {
+                    return Err(GiveUp);
+                }
+                let (start, end) = if close == b']' {
+                    (
+                        Event::SequenceStart(StructureStyle::Flow, 0, None),
+                        Event::SequenceEnd,
+                    )
+                } else {
+                    (
+                        Event::MappingStart(StructureStyle::Flow, 0, None),
+                        Event::MappingEnd,
+                    )
+                };
+                self.emit(start, i, i + 1)?;
+                self.emit(end, i + 1, i + 2)?;
+                self.rest_of_line(i + 2)?
+            }
+            c if starts_plain(c, self.at(i + 1)) => {
+                let end = self.plain_value(i)?;
+                self.scalar(Cow::Borrowed(&self.text[i..end]), GStyle::Plain, i, end)?;
+                self.rest_of_line(end)?
+            }
+            _ => return Err(GiveUp),
+        };
+        match self.next_content(next)? {
+            Some((_, indent)) if indent > column => Err(GiveUp),
+            _ => Ok(next),
+        }
+    }
+
+    /// A one-line plain scalar value from `i`: its end, before trailing spaces and a comment.
+    fn plain_value(&self, i: usize) -> Read<usize> {
+        let mut j = i;
+        let mut end = i;
+        while j < self.b.len() {
+            match self.b[j] {
+                b'\n' => break,
+                b'\t' => return Err(GiveUp),
+                b':' if self.blank_at(j + 1) => return Err(GiveUp),
+                b'#' if self.b[j - 1] == b' ' => break,
+                b' ' => {}
+                _ => end = j + 1,
+            }
+            j += 1;
+        }
+        Ok(end)
+    }
+
+    /// Where the `:` of a one-line implicit key starting at `i` is, `None` when the line
+    /// holds no key there.
+    fn key_colon(&self, i: usize) -> Read<Option<usize>> {
+        let c = self.b[i];
+        let end = match c {
+            b'"' | b'\'' => match self.quoted_end(i) {
+                Some(end) => end,
+                None => return Ok(None),
+            },
+            _ if starts_plain(c, self.at(i + 1)) => {
+                let mut j = i;
+                loop {
+                    match self.b.get(j) {
+                        None | Some(b'\n') => return Ok(None),
+                        Some(b':') if self.blank_at(j + 1) => break j,
+                        Some(b'#') if self.b[j - 1] == b' ' => return Ok(None),
+                        Some(b'\t') => return Err(GiveUp),
+                        Some(_) => j += 1,
+                    }
+                }
+            }
+            _ => return Ok(None),
+        };
+        if self.at(end) != b':' || !self.blank_at(end + 1) || self.at(end - 1) == b' ' {
+            return Ok(None);
+        }
+        if end - i > MAX_KEY {
+            return Err(GiveUp);
+        }
+        Ok(Some(end))
+    }
+
+    /// Emits the key at `i`; gives the place of its `:`.
+    fn key(&mut self, i: usize) -> Read<usize> {
+        let colon = self.key_colon(i)?.ok_or(GiveUp)?;
+        if matches!(self.b[i], b'"' | b'\'') {
+            self.quoted(i)?;
+        } else {
+            self.scalar(Cow::Borrowed(&self.text[i..colon]), GStyle::Plain, i, colon)?;
+        }
+        Ok(colon)
+    }
+
+    /// The end of a quoted scalar starting at `i` that closes on its line.
+    fn quoted_end(&self, i: usize) -> Option<usize> {
+        let quote = self.b[i];
+        let mut j = i + 1;
+        while j < self.b.len() {
+            match self.b[j] {
+                b'\n' => return None,
+                b'\\' if quote == b'"' && self.at(j + 1) != b'\n' => j += 2,
+                b'\\' if quote == b'"' => return None,
+                b'\'' if quote == b'\'' && self.at(j + 1) == b'\'' => j += 2,
+                c if c == quote => return Some(j + 1),
+                _ => j += 1,
+            }
+        }
+        None
+    }
+
+    /// Emits the one-line quoted scalar at `i`; gives its end.
+    fn quoted(&mut self, i: usize) -> Read<usize> {
+        let end = self.quoted_end(i).ok_or(GiveUp)?;
+        let inner = &self.text[i + 1..end - 1];
+        if inner.contains('\t') {
+            return Err(GiveUp);
+        }
+        let (value, style) = if self.b[i] == b'\'' {
+            let value = if inner.contains('\'') {
+                Cow::Owned(inner.replace("''", "'"))
+            } else {
+                Cow::Borrowed(inner)
+            };
+            (value, GStyle::SingleQuoted)
+        } else {
+            let value = if inner.contains('\\') {
+                Cow::Owned(unescape(inner).ok_or(GiveUp)?)
+            } else {
+                Cow::Borrowed(inner)
+            };
+            (value, GStyle::DoubleQuoted)
+        };
+        self.scalar(value, style, i, end)?;
+        Ok(end)
+    }
+
+    /// A literal block scalar whose `|` is at `i`, for a collection in column `column`.
+    fn literal(&mut self, i: usize, column: usize) -> Read<Next> {
+        let (chomp, header_end) = match self.at(i + 1) {
+            c @ (b'-' | b'+') => (c, i + 2),
+            _ => (b' ', i + 1),
+        };
+        if !self.blank_at(header_end) && self.at(header_end) != b'#' {
+            return Err(GiveUp);
+        }
+        let first = self.rest_of_line(header_end)?;
+        if first >= self.b.len() {
+            return Err(GiveUp);
+        }
+        let indent = self.b[first..].iter().take_while(|&&c| c == b' ').count();
+        if indent <= column || matches!(self.at(first + indent), b'\n' | b'\t') {
+            return Err(GiveUp);
+        }
+        let mut value = String::new();
+        // Line breaks after the last content line, which chomping decides about.
+        let mut trailing = 0;
+        let mut line = first;
+        let end = loop {
+            if line >= self.b.len() {
+                break self.b.len();
+            }
+            let spaces = self.b[line..].iter().take_while(|&&c| c == b' ').count();
+            let at = line + spaces;
+            match self.b.get(at) {
+                None if spaces > indent => return Err(GiveUp),
+                None => break at,
+                Some(b'\n') if spaces <= indent => {
+                    trailing += 1;
+                    line = at + 1;
+                }
+                Some(b'\n') => return Err(GiveUp),
+                Some(b'\t') if spaces < indent => return Err(GiveUp),
+                Some(_) if spaces < indent => break at,
+                Some(_) => {
+                    let eol = self.line_end(at);
+                    if eol >= self.b.len() {
+                        return Err(GiveUp);
+                    }
+                    for _ in 0..trailing {
+                        value.push('\n');
+                    }
+                    trailing = 0;
+                    if !value.is_empty() {
+                        value.push('\n');
+                    }
+                    value.push_str(&self.text[line + indent..eol]);
+                    line = eol + 1;
+                }
+            }
+        };
+        match chomp {
+            b'-' => {}
+            b'+' => {
+                value.push('\n');
+                for _ in 0..trailing {
+                    value.push('\n');
+                }
+            }
+            _ => value.push('\n'),
+        }
+        self.scalar(Cow::Owned(value), GStyle::Literal, first + indent, end)?;
+        // The next line starts where the block's last line break ended.
+        let next = self.b[..end]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        match self.next_content(next)? {
+            Some((_, next_indent)) if next_indent > column => Err(GiveUp),
+            _ => Ok(next),
+        }
+    }
+}
+
+/// Whether a plain scalar may start with `c` followed by `next` here: no indicator, and none of
+/// the characters whose meaning this reader leaves to granit-parser.
+fn starts_plain(c: u8, next: u8) -> bool {
+    match c {
+        b'-' => !matches!(next, b' ' | b'\n' | b'\t'),
+        b'?' | b':' | b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|'
+        | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' | b'\n' => false,
+        _ => true,
+    }
+}
+
+/// The value of a double-quoted scalar's text with escapes, `None` for an escape this reader
+/// leaves to granit-parser.
+fn unescape(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let escaped = match chars.next()? {
+            '0' => '\0',
+            'a' => '\x07',
+            'b' => '\x08',
+            't' => '\t',
+            'n' => '\n',
+            'v' => '\x0b',
+            'f' => '\x0c',
+            'r' => '\r',
+            'e' => '\x1b',
+            ' ' => ' ',
+            '"' => '"',
+            '/' => '/',
+            '\\' => '\\',
+            'x' => hex(&mut chars, 2)?,
+            'u' => hex(&mut chars, 4)?,
+            'U' => hex(&mut chars, 8)?,
+            _ => return None,
+        };
+        out.push(escaped);
+    }
+    Some(out)
+}
+
+fn hex(chars: &mut std::str::Chars<'_>, digits: usize) -> Option<char> {
+    let mut code = 0u32;
+    for _ in 0..digits {
+        code = code * 16 + chars.next()?.to_digit(16)?;
+    }
+    char::from_u32(code)
+}

@@ -1,0 +1,269 @@
+//! The block reader against granit-parser: wherever the block reader reads a text, it must give
+//! the same documents, node for node (value, style, tag) and span for span, and it must never
+//! read a text granit-parser refuses. Checked on every YAML file of the kustomize conformance
+//! corpus (../shared/conformance, or PLUMB_CONFORMANCE_DIR's parent), of the repository's
+//! examples and of every crate's test fixtures, and on texts made from every combination of a
+//! set of fragments. Prints how many texts each reader read.
+
+use plumb_yaml::{Node, NodeKind};
+use std::path::{Path, PathBuf};
+
+/// Every node of `docs` in document order: span, and kind with a scalar's value, style and tag.
+fn flat(docs: &[Node]) -> Vec<(Option<(usize, usize)>, String)> {
+    fn walk(node: &Node, out: &mut Vec<(Option<(usize, usize)>, String)>) {
+        let span = node.span.as_ref().map(|s| (s.start, s.end));
+        match &node.kind {
+            NodeKind::Scalar(s) => {
+                out.push((span, format!("{:?} {:?} {:?}", s.value, s.style, s.tag)))
+            }
+            NodeKind::Sequence(items) => {
+                out.push((span, format!("sequence of {}", items.len())));
+                items.iter().for_each(|i| walk(i, out));
+            }
+            NodeKind::Mapping(entries) => {
+                out.push((span, format!("mapping of {}", entries.len())));
+                for (k, v) in entries {
+                    walk(k, out);
+                    walk(v, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    docs.iter().for_each(|d| walk(d, &mut out));
+    out
+}
+
+/// Compares the readers on `text`: `Some(true)` when the block reader read it (the same as
+/// granit-parser), `Some(false)` when it left it to granit-parser, `None` with a message on
+/// stderr when they disagree.
+fn compare(name: &str, text: &str) -> Option<bool> {
+    let granit = plumb_yaml::parse_documents_granit(name, text);
+    let Some(block) = plumb_yaml::parse_documents_block(name, text) else {
+        return Some(false);
+    };
+    match granit {
+        Err(e) => {
+            eprintln!("{name}: the block reader read a text granit-parser refuses ({e}):\n{text}");
+            None
+        }
+        Ok(granit) => {
+            let (g, b) = (flat(&granit), flat(&block));
+            if g == b {
+                return Some(true);
+            }
+            let at = g
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(g.len().min(b.len()));
+            eprintln!(
+                "{name}: node {at} differs: granit-parser {:?}, block reader {:?}\n{text}",
+                g.get(at),
+                b.get(at)
+            );
+            None
+        }
+    }
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => yaml_files(&path, out),
+            Ok(t) if t.is_file() => {
+                if matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml")
+                ) {
+                    out.push(path);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn reads_every_corpus_file_as_granit_parser_does() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let conformance = match std::env::var_os("PLUMB_CONFORMANCE_DIR") {
+        Some(d) => PathBuf::from(d).join(".."),
+        None => here.join("../../../shared/conformance"),
+    };
+    assert!(
+        conformance.is_dir(),
+        "conformance corpus not found at {}: set PLUMB_CONFORMANCE_DIR",
+        conformance.display()
+    );
+    let mut files = Vec::new();
+    yaml_files(&conformance, &mut files);
+    yaml_files(&here.join("../../examples"), &mut files);
+    for krate in std::fs::read_dir(here.join(".."))
+        .expect("crates/")
+        .flatten()
+    {
+        yaml_files(&krate.path().join("tests"), &mut files);
+    }
+    let (mut block, mut granit, mut differ) = (0, 0, Vec::new());
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        match compare(&path.display().to_string(), &text) {
+            Some(true) => block += 1,
+            Some(false) => granit += 1,
+            None => differ.push(path.display().to_string()),
+        }
+    }
+    println!(
+        "block reader: {block} files read as granit-parser reads them, {granit} left to \
+         granit-parser, {} differ",
+        differ.len()
+    );
+    assert!(differ.is_empty(), "{differ:#?}");
+    // The comparison means something only if the block reader reads most of them.
+    assert!(
+        block > 2 * granit,
+        "{block} read, {granit} left to granit-parser"
+    );
+}
+
+/// Documents made from every combination of a key's value, what follows it, and the entry after
+/// it, in a mapping and in a sequence, at the top and nested: the block reader reads those in its
+/// subset as granit-parser does, and reads enough of them for the comparison to mean something.
+#[test]
+fn reads_every_combination_of_fragments_as_granit_parser_does() {
+    let values = [
+        "v",
+        "~",
+        "a b  ",
+        "x # comment",
+        "http://h:1/p?q#f",
+        "'it''s'",
+        "\"a\\\\b\\\"c\\u00e9\\x41\\t\"",
+        "\"\"",
+        "[]",
+        "{}",
+        "|\n  line\n\n    more\n  last\n",
+        "|-\n  a\n",
+        "|+\n  a\n\n",
+        "| # c\n  a\n",
+        "\n  k: v\n  j: w\n",
+        "\n  - a\n  - b: c\n    d: e\n  -\n  - \n",
+        "\n- a\n- k: v\n",
+        "\n- |\n  text\n",
+        "",
+        // Outside the subset: each must be left to granit-parser, or read alike.
+        "&a v",
+        "*a",
+        "!!str v",
+        ">\n  folded\n",
+        "[a, b]",
+        "a\n  continued",
+        "'multi\n  line'",
+        "|2\n   x\n",
+        "- a",
+        "x: y",
+        "\"a\\\n b\"",
+        "\tv",
+    ];
+    let afters = ["\n", "\n\n", "\n# c\n", "  \n", ""];
+    let nexts = [
+        "",
+        "b: 2\n",
+        "---\nc: 3\n",
+        "# end\n",
+        "  # indented comment\n",
+    ];
+    let (mut read, mut left) = (0, 0);
+    let mut failures = 0;
+    for value in values {
+        for after in afters {
+            for next in nexts {
+                let entry = if value.starts_with('\n') || value.is_empty() {
+                    format!("k:{value}")
+                } else {
+                    format!("k: {value}")
+                };
+                let body = format!("{entry}{after}{next}");
+                let nested: String = body
+                    .lines()
+                    .map(|l| {
+                        if l.is_empty() {
+                            String::new()
+                        } else {
+                            format!("  {l}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let texts = [
+                    body.clone(),
+                    format!("top:\n{nested}\n"),
+                    format!("- {entry}{after}"),
+                    format!("---\nlist:\n- {entry}{after}{next}"),
+                ];
+                for text in texts {
+                    match compare("fragment.yaml", &text) {
+                        Some(true) => read += 1,
+                        Some(false) => left += 1,
+                        None => failures += 1,
+                    }
+                }
+            }
+        }
+    }
+    println!("fragments: {read} read by the block reader, {left} left to granit-parser");
+    assert_eq!(failures, 0, "see the texts above");
+    assert!(read > 500, "{read} read, {left} left");
+}
+
+/// What the block reader must leave to granit-parser, and what it must read.
+#[test]
+fn leaves_what_it_does_not_read_to_granit_parser() {
+    for text in [
+        "",
+        "# only a comment\n",
+        "---\n",
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a: >\n  folded\n",
+        "a: [1, 2]\n",
+        "a: b\r\n",
+        "a:\tb\n",
+        "a: b\n  c\n",
+        "scalar\n",
+        "  a: 1\n",
+        "%YAML 1.2\n---\na: 1\n",
+        "a: 1\n...\n",
+        "a: 'x\n  y'\n",
+        "\u{feff}a: 1\n",
+        "a: b: c\n",
+        "? a\n: b\n",
+        "- - a\n",
+        "a: |\n  x",
+    ] {
+        assert!(
+            plumb_yaml::parse_documents_block("t.yaml", text).is_none(),
+            "{text:?} is not the block reader's"
+        );
+    }
+    for text in [
+        "a: 1\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: |\n    v\n",
+        "- op: add\n  path: /x\n  value: []\n",
+        "---\na: 1\n---\nb: 2\n",
+    ] {
+        assert!(
+            plumb_yaml::parse_documents_block("t.yaml", text).is_some(),
+            "{text:?} is the block reader's"
+        );
+    }
+}
