@@ -1,9 +1,10 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
 //! and sequences, one-line plain and quoted scalars, literal blocks, empty flow collections,
-//! comments and `---` between documents. It gives the parser's builder exactly the events,
-//! with exactly the byte spans, that granit-parser gives for the same text, several times
-//! faster, and gives up on anything else (anchors, tags, folded and multi-line scalars, flow
-//! collections with content, tabs, carriage returns, anything malformed): the caller then
+//! anchors and aliases of values, comments and `---` between documents. It gives the parser's
+//! builder exactly the events, with exactly the byte spans, that granit-parser gives for the
+//! same text, several times faster, and gives up on anything else (tags, folded and multi-line
+//! scalars, flow collections with content, tabs, carriage returns, anything malformed): the
+//! caller then
 //! parses the text with granit-parser, which also reports every error. Giving up is always
 //! safe; accepting text granit-parser would read differently is never.
 //!
@@ -35,6 +36,9 @@ pub(crate) fn read(text: &str, offset: usize, builder: &mut Builder) -> Read<()>
         text,
         offset,
         builder,
+        anchors: Vec::new(),
+        anchor: 0,
+        anchor_ids: 0,
     };
     reader.stream()
 }
@@ -73,6 +77,12 @@ struct Reader<'t, 'b> {
     b: &'t [u8],
     offset: usize,
     builder: &'b mut Builder,
+    /// The anchors of the current document by name, the latest definition last.
+    anchors: Vec<(&'t str, usize)>,
+    /// The anchor written before the node about to start (0: none).
+    anchor: usize,
+    /// Anchor ids handed out so far.
+    anchor_ids: usize,
 }
 
 /// Where a node's block ended: the start of the line after it, from which the next content
@@ -87,7 +97,48 @@ impl<'t> Reader<'t, '_> {
     }
 
     fn scalar(&mut self, text: Cow<'t, str>, style: GStyle, from: usize, to: usize) -> Read<()> {
-        self.emit(Event::Scalar(text, style, 0, None), from, to)
+        let anchor = std::mem::take(&mut self.anchor);
+        self.emit(Event::Scalar(text, style, anchor, None), from, to)
+    }
+
+    /// Emits a collection's start event, carrying the anchor written before it.
+    fn start(&mut self, mapping: bool, style: StructureStyle, from: usize, to: usize) -> Read<()> {
+        let anchor = std::mem::take(&mut self.anchor);
+        let event = if mapping {
+            Event::MappingStart(style, anchor, None)
+        } else {
+            Event::SequenceStart(style, anchor, None)
+        };
+        self.emit(event, from, to)
+    }
+
+    /// An anchor `&name` at `i`, for the node after it: gives where the spaces after it end.
+    fn anchor_at(&mut self, i: usize) -> Read<usize> {
+        let end = self.name_end(i + 1);
+        if end == i + 1 || !self.blank_at(end) || self.anchor != 0 {
+            return Err(GiveUp);
+        }
+        self.anchor_ids += 1;
+        self.anchor = self.anchor_ids;
+        self.anchors.push((&self.text[i + 1..end], self.anchor_ids));
+        let mut j = end;
+        while j < self.b.len() && self.b[j] == b' ' {
+            j += 1;
+        }
+        Ok(j)
+    }
+
+    /// Where an anchor's or alias's name starting at `i` ends.
+    fn name_end(&self, mut i: usize) -> usize {
+        while i < self.b.len()
+            && !matches!(
+                self.b[i],
+                b' ' | b'\n' | b'\t' | b',' | b'[' | b']' | b'{' | b'}'
+            )
+        {
+            i += 1;
+        }
+        i
     }
 
     fn null(&mut self, at: usize) -> Read<()> {
@@ -161,28 +212,26 @@ impl<'t> Reader<'t, '_> {
         let mut line = 0;
         let mut documents = 0;
         while let Some((start, indent)) = self.next_content(line)? {
-            let mut content = start + indent;
             let explicit =
                 indent == 0 && self.b[start..].starts_with(b"---") && self.blank_at(3 + start);
             if indent == 0 && self.b[start..].starts_with(b"...") && self.blank_at(start + 3) {
                 return Err(GiveUp);
             }
+            // A document's root may be indented: an inline patch is read in place, in the
+            // column its block scalar put it.
+            let (mut content, mut column) = (start + indent, indent);
             if explicit {
                 let (next, next_indent) = self
                     .next_content(self.rest_of_line(start + 3)?)?
                     .ok_or(GiveUp)?;
-                content = next + next_indent;
-                if next_indent != 0 {
-                    return Err(GiveUp);
-                }
-            } else if indent != 0 {
+                (content, column) = (next + next_indent, next_indent);
+            }
+            if (column == 0 && self.marker_at(content)) || self.at(content) == b'%' {
                 return Err(GiveUp);
             }
-            if self.marker_at(content) || self.at(content) == b'%' {
-                return Err(GiveUp);
-            }
+            self.anchors.clear();
             self.emit(Event::DocumentStart(explicit, None), start, start)?;
-            let (_, next) = self.node(content, 0)?;
+            let (_, next) = self.node(content, column)?;
             self.emit(Event::DocumentEnd, next, next)?;
             documents += 1;
             line = next;
@@ -238,11 +287,7 @@ impl<'t> Reader<'t, '_> {
     }
 
     fn mapping(&mut self, first: usize, column: usize) -> Read<(usize, Next)> {
-        self.emit(
-            Event::MappingStart(StructureStyle::Block, 0, None),
-            first,
-            first,
-        )?;
+        self.start(true, StructureStyle::Block, first, first)?;
         let mut key = first;
         loop {
             let colon = self.key(key)?;
@@ -272,11 +317,7 @@ impl<'t> Reader<'t, '_> {
         let mut dash = first;
         let mut started = false;
         if !indentless {
-            self.emit(
-                Event::SequenceStart(StructureStyle::Block, 0, None),
-                first,
-                first,
-            )?;
+            self.start(false, StructureStyle::Block, first, first)?;
             started = true;
         }
         loop {
@@ -304,7 +345,7 @@ impl<'t> Reader<'t, '_> {
     fn start_indentless(&mut self, started: &mut bool, at: usize) -> Read<()> {
         if !*started {
             *started = true;
-            self.emit(Event::SequenceStart(StructureStyle::Block, 0, None), at, at)?;
+            self.start(false, StructureStyle::Block, at, at)?;
         }
         Ok(())
     }
@@ -315,17 +356,33 @@ impl<'t> Reader<'t, '_> {
         while self.at(i) == b' ' && i < self.b.len() {
             i += 1;
         }
+        // The item's own anchor: an indentless sequence's start, emitted just before the
+        // item, carries the anchor written before the sequence, if any.
+        let mut anchor = 0;
+        // granit-parser places an indentless sequence's start at its first token: the anchor.
+        let anchor_place = (self.at(i) == b'&').then_some(i);
+        if self.at(i) == b'&' {
+            let sequence_anchor = std::mem::take(&mut self.anchor);
+            i = self.anchor_at(i)?;
+            anchor = std::mem::replace(&mut self.anchor, sequence_anchor);
+        }
+        // A comment ends the line: the item is on the lines below, or empty (placed, as
+        // granit-parser places it, at the line's end).
+        if self.at(i) == b'#' {
+            i = self.line_end(i);
+        }
         match self.b.get(i) {
             None | Some(b'\n') => {
                 let line = (i + 1).min(self.b.len());
                 match self.next_content(line)? {
                     Some((start, indent)) if indent > column => {
                         let content = start + indent;
-                        self.start_indentless(started, content)?;
+                        self.begin_item(started, anchor_place.unwrap_or(content), anchor)?;
                         Ok(self.node(content, indent)?.1)
                     }
+                    _ if anchor != 0 => Err(GiveUp),
                     _ => {
-                        self.start_indentless(started, i)?;
+                        self.begin_item(started, anchor_place.unwrap_or(i), anchor)?;
                         self.null(i)?;
                         Ok(line)
                     }
@@ -333,17 +390,24 @@ impl<'t> Reader<'t, '_> {
             }
             Some(_) => {
                 let inner = column + (i - dash);
-                if self.entry_at(i) {
+                if self.entry_at(i) || (anchor != 0 && self.key_colon(i)?.is_some()) {
                     return Err(GiveUp);
                 }
+                self.begin_item(started, anchor_place.unwrap_or(i), anchor)?;
                 if self.key_colon(i)?.is_some() {
-                    self.start_indentless(started, i)?;
                     return Ok(self.mapping(i, inner)?.1);
                 }
-                self.start_indentless(started, i)?;
                 self.inline_value(i, column)
             }
         }
+    }
+
+    /// Before an item's first event at `at`: an indentless sequence's start, then the item's
+    /// anchor for that event.
+    fn begin_item(&mut self, started: &mut bool, at: usize, anchor: usize) -> Read<()> {
+        self.start_indentless(started, at)?;
+        self.anchor = anchor;
+        Ok(())
     }
 
     /// The value after the `:` at `colon` of a key in column `column`.
@@ -351,6 +415,12 @@ impl<'t> Reader<'t, '_> {
         let mut i = colon + 1;
         while i < self.b.len() && self.b[i] == b' ' {
             i += 1;
+        }
+        if self.at(i) == b'&' {
+            i = self.anchor_at(i)?;
+        }
+        if self.at(i) == b'#' {
+            i = self.line_end(i);
         }
         match self.b.get(i) {
             None | Some(b'\n') => {
@@ -362,6 +432,7 @@ impl<'t> Reader<'t, '_> {
                     Some((start, indent)) if indent == column && self.entry_at(start + indent) => {
                         Ok(self.sequence(start + indent, column, true)?.1)
                     }
+                    _ if self.anchor != 0 => Err(GiveUp),
                     _ => {
                         self.null(colon)?;
                         Ok(line)
@@ -386,20 +457,27 @@ impl<'t> Reader<'t, '_> {
                 if self.at(i + 1) != close {
                     return Err(GiveUp);
                 }
-                let (start, end) = if close == b']' {
-                    (
-                        Event::SequenceStart(StructureStyle::Flow, 0, None),
-                        Event::SequenceEnd,
-                    )
+                self.start(close == b'}', StructureStyle::Flow, i, i + 1)?;
+                let end = if close == b']' {
+                    Event::SequenceEnd
                 } else {
-                    (
-                        Event::MappingStart(StructureStyle::Flow, 0, None),
-                        Event::MappingEnd,
-                    )
+                    Event::MappingEnd
                 };
-                self.emit(start, i, i + 1)?;
                 self.emit(end, i + 1, i + 2)?;
                 self.rest_of_line(i + 2)?
+            }
+            b'*' if self.anchor == 0 => {
+                let end = self.name_end(i + 1);
+                let name = &self.text[i + 1..end];
+                let id = self
+                    .anchors
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == name)
+                    .map(|&(_, id)| id)
+                    .ok_or(GiveUp)?;
+                self.emit(Event::Alias(id), i, end)?;
+                self.rest_of_line(end)?
             }
             c if starts_plain(c, self.at(i + 1)) => {
                 let end = self.plain_value(i)?;

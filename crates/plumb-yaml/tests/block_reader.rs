@@ -160,9 +160,21 @@ fn reads_every_combination_of_fragments_as_granit_parser_does() {
         "\n- a\n- k: v\n",
         "\n- |\n  text\n",
         "",
-        // Outside the subset: each must be left to granit-parser, or read alike.
         "&a v",
+        "&a\n  k: *a\n",
+        "&a\n- 1\n- *a\n",
+        "&a \"q\"",
+        "&a |\n  t\n",
+        "# comment\n  k: v\n",
+        "# comment\n- a\n",
+        "\n  - &i a\n  - *i\n  - &j\n    k: v\n  - # c\n    - x\n  - # c\n",
+        "\n- &i\n  k: v\n- *i\n",
+        "\n  <<: *m\n  z: 1\n",
+        // Outside the subset: each must be left to granit-parser, or read alike.
         "*a",
+        "&a",
+        "&a *b",
+        "\n- &i k: v\n",
         "!!str v",
         ">\n  folded\n",
         "[a, b]",
@@ -204,8 +216,22 @@ fn reads_every_combination_of_fragments_as_granit_parser_does() {
                     })
                     .collect::<Vec<_>>()
                     .join("\n");
+                let indented: String = body
+                    .lines()
+                    .map(|l| {
+                        if l.is_empty() {
+                            "\n".to_string()
+                        } else {
+                            format!("    {l}\n")
+                        }
+                    })
+                    .collect();
+                let anchored = format!("m: &m\n  x: 1\na: &a 1\n{body}");
                 let texts = [
                     body.clone(),
+                    anchored,
+                    // An inline patch, read in place in its block scalar's column.
+                    format!("\n  \n{indented}"),
                     format!("top:\n{nested}\n"),
                     format!("- {entry}{after}"),
                     format!("---\nlist:\n- {entry}{after}{next}"),
@@ -232,7 +258,8 @@ fn leaves_what_it_does_not_read_to_granit_parser() {
         "",
         "# only a comment\n",
         "---\n",
-        "a: &x 1\nb: *x\n",
+        "a: *x\n",
+        "a: &x\nb: 1\n",
         "a: !!str 1\n",
         "a: >\n  folded\n",
         "a: [1, 2]\n",
@@ -240,7 +267,7 @@ fn leaves_what_it_does_not_read_to_granit_parser() {
         "a:\tb\n",
         "a: b\n  c\n",
         "scalar\n",
-        "  a: 1\n",
+        "  a: 1\n b: 2\n",
         "%YAML 1.2\n---\na: 1\n",
         "a: 1\n...\n",
         "a: 'x\n  y'\n",
@@ -259,6 +286,8 @@ fn leaves_what_it_does_not_read_to_granit_parser() {
         "a: 1\n",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: |\n    v\n",
         "- op: add\n  path: /x\n  value: []\n",
+        "a: &x 1\nb: *x\n",
+        "a:\n  - # c\n    k: v\n",
         "---\na: 1\n---\nb: 2\n",
     ] {
         assert!(
