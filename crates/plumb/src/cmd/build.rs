@@ -54,8 +54,8 @@ pub enum Output {
     Names,
 }
 
-/// Builds the repository for `plumb build` and `plumb graph`; `Err` is the exit code of a
-/// usage or configuration error, already reported.
+/// Builds the repository for `plumb build`, `plumb check` and `plumb graph`, which exit after
+/// it; `Err` is the exit code of a usage or configuration error, already reported.
 pub fn build(
     repo: &std::path::Path,
     entries: Vec<String>,
@@ -64,10 +64,11 @@ pub fn build(
 ) -> Result<RepositoryBuild, ExitCode> {
     super::config::validate(repo)?;
     let renderer = super::helm::renderer(fetch);
-    let result = build_tree(repo, entries, mode, fetch, None, renderer.clone()).map_err(|e| {
-        crate::report::error(&e.to_string());
-        ExitCode::from(2)
-    });
+    let result =
+        build_tree(repo, entries, mode, fetch, None, renderer.clone(), true).map_err(|e| {
+            crate::report::error(&e.to_string());
+            ExitCode::from(2)
+        });
     super::helm::warn_unusable(renderer.as_ref());
     result
 }
@@ -99,6 +100,7 @@ pub fn build_tree(
     fetch: &super::fetch::FetchArgs,
     checkout: Option<plumb_flux::sync::Checkout>,
     renderer: Option<plumb_flux::helm_release::LazyRenderer>,
+    exits_after: bool,
 ) -> Result<RepositoryBuild, TreeError> {
     let age_keys = match plumb_flux::sops::AgeKeys::from_env() {
         Ok(keys) => keys.map(std::sync::Arc::new),
@@ -116,6 +118,7 @@ pub fn build_tree(
         remote,
         renderer,
         checkout,
+        exits_after,
     };
     build_repository(repo, &options).map_err(TreeError::Setup)
 }

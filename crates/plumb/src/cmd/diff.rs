@@ -243,6 +243,7 @@ pub fn run(args: DiffArgs, color: Color, verbosity: Verbosity) -> ExitCode {
                 &args.fetch,
                 Some(checkout.clone()),
                 renderer.clone(),
+                false,
             ) {
                 Ok(build) => Ok(Some(build)),
                 // A side with no cluster at all: everything the other side has is new or gone.
