@@ -176,6 +176,18 @@ fn distribution_version(spec: &Value) -> Option<String> {
 /// Whether a HelmRelease installs flux-operator's `flux-instance` chart: by `spec.chart.spec`'s
 /// chart name, or a `chartRef` whose name says so (an OCIRepository of
 /// `oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance`).
+/// Whether a HelmRelease's node may pass [`is_flux_instance_chart`]: its chart or chart
+/// reference names the flux-instance chart. Read on the text of the scalars, which the
+/// converted values' strings are made from.
+fn may_be_flux_instance(hr: &Node) -> bool {
+    [
+        &["spec", "chart", "spec", "chart"][..],
+        &["spec", "chartRef", "name"][..],
+    ]
+    .iter()
+    .any(|path| hr.str_at(path).is_some_and(|t| t.contains("flux-instance")))
+}
+
 fn is_flux_instance_chart(hr: &Value) -> bool {
     let spec = &hr["spec"];
     let chart = spec["chart"]["spec"]["chart"].as_str().unwrap_or("");
@@ -465,7 +477,13 @@ fn scan_file(
         // Only Flux's and flux-operator's objects and kind-less values files say anything
         // here: the rest (most documents of an app's manifests) are not converted.
         if let Some(api_version) = doc.str_at(&["apiVersion"]) {
-            if !DISCOVERED_GROUPS.contains(&crate::model::group_of(api_version)) {
+            let group = crate::model::group_of(api_version);
+            if !DISCOVERED_GROUPS.contains(&group) {
+                continue;
+            }
+            // A HelmRelease says something here only as the flux-instance chart's: the others,
+            // most of a repository's HelmReleases, are neither converted nor copied.
+            if group == HELM_GROUP && !may_be_flux_instance(doc) {
                 continue;
             }
         }
