@@ -10,15 +10,16 @@ mod report;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's options, read before `main`: transparent huge pages for its chunks and metadata
-/// (the kernel's `madvise` mode honours them; `never` makes them a no-op), one arena per CPU.
-/// A build touches tens of megabytes once: on haraldkoch/kochhaus-home (55 MB peak) this took
-/// page faults from 11.2k to 3.3k and CPU from about 116 to 101 ms; generated-1000 peaks at
-/// 139 MB against 131 MB. `_RJEM_MALLOC_CONF` in the environment still overrides it.
+/// jemalloc's options, read before `main`: one arena per CPU (a build runs one thread per CPU)
+/// instead of four. Measured with scripts/bench-repo, where each run follows a run of the Go
+/// reference: haraldkoch/kochhaus-home 0.086 s against 0.094 s with jemalloc's defaults,
+/// generated-1000 0.261 s against 0.265 s and 130 MB against 132 MB at peak. Transparent huge
+/// pages (`thp:always`) cut a lone run's page faults by two thirds, but after another process
+/// had used and freed much memory they made the same runs slower (0.096 s and 0.342 s), so
+/// they are not asked for. `_RJEM_MALLOC_CONF` in the environment still overrides this.
 #[cfg(not(target_env = "msvc"))]
 #[export_name = "_rjem_malloc_conf"]
-pub static MALLOC_CONF: Option<&'static u8> =
-    Some(&b"thp:always,metadata_thp:always,percpu_arena:percpu\0"[0]);
+pub static MALLOC_CONF: Option<&'static u8> = Some(&b"percpu_arena:percpu\0"[0]);
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
