@@ -6,35 +6,12 @@
 //! that do not parse (templates, encrypted files) are counted apart and not timed.
 //! scripts/bench-repo compares `plumb build` against it.
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => yaml_files(&path, out),
-            Ok(t) if t.is_file() => {
-                if matches!(
-                    path.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                ) {
-                    out.push(path);
-                }
-            }
-            _ => {}
-        }
-    }
-}
+use support::yaml_files;
 
 /// Parses and writes one file; `None` when it is not YAML plumb-yaml reads.
 fn parse_write(path: &Path, text: &str) -> Option<(usize, usize)> {

@@ -5,8 +5,11 @@
 //! examples and of every crate's test fixtures, and on texts made from every combination of a
 //! set of fragments. Prints how many texts each reader read.
 
+mod support;
+
 use plumb_yaml::{Node, NodeKind};
 use std::path::{Path, PathBuf};
+use support::yaml_files;
 
 /// Every node of `docs` in document order: span, and kind with a scalar's value, style and tag.
 fn flat(docs: &[Node]) -> Vec<(Option<(usize, usize)>, String)> {
@@ -63,29 +66,6 @@ fn compare(name: &str, text: &str) -> Option<bool> {
                 b.get(at)
             );
             None
-        }
-    }
-}
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => yaml_files(&path, out),
-            Ok(t) if t.is_file() => {
-                if matches!(
-                    path.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                ) {
-                    out.push(path);
-                }
-            }
-            _ => {}
         }
     }
 }
