@@ -1,12 +1,12 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
-//! and sequences, one-line plain and quoted scalars, literal blocks, empty flow collections,
-//! anchors and aliases of values, comments and `---` between documents. It gives the parser's
-//! builder exactly the events, with exactly the byte spans, that granit-parser gives for the
-//! same text, several times faster, and gives up on anything else (tags, folded and multi-line
-//! scalars, flow collections with content, tabs, carriage returns, anything malformed): the
-//! caller then
-//! parses the text with granit-parser, which also reports every error. Giving up is always
-//! safe; accepting text granit-parser would read differently is never.
+//! and sequences, one-line plain and quoted scalars, literal and folded blocks, empty flow
+//! collections, anchors and aliases of values, comments and `---` between documents. It gives
+//! the parser's builder exactly the events, with exactly the byte spans, that granit-parser
+//! gives for the same text, several times faster, and gives up on anything else (tags,
+//! multi-line plain and quoted scalars, flow collections with content, tabs, carriage returns,
+//! anything malformed): the caller then parses the text with granit-parser, which also reports
+//! every error. Giving up is always safe; accepting text granit-parser would read differently
+//! is never.
 //!
 //! `tests/block_reader.rs` compares the two readers event by event and span by span on every
 //! YAML file of the conformance corpus and of the repository's examples and fixtures.
@@ -447,7 +447,7 @@ impl<'t> Reader<'t, '_> {
     /// collection in column `column`. Nothing may continue it on a more indented line.
     fn inline_value(&mut self, i: usize, column: usize) -> Read<Next> {
         let next = match self.b[i] {
-            b'|' => return self.literal(i, column),
+            b'|' | b'>' => return self.block_scalar(i, column),
             b'"' | b'\'' => {
                 let end = self.quoted(i)?;
                 self.rest_of_line(end)?
@@ -596,8 +596,10 @@ impl<'t> Reader<'t, '_> {
         Ok(end)
     }
 
-    /// A literal block scalar whose `|` is at `i`, for a collection in column `column`.
-    fn literal(&mut self, i: usize, column: usize) -> Read<Next> {
+    /// A literal (`|`) or folded (`>`) block scalar whose header is at `i`, for a collection in
+    /// column `column`.
+    fn block_scalar(&mut self, i: usize, column: usize) -> Read<Next> {
+        let folded = self.b[i] == b'>';
         let (chomp, header_end) = match self.at(i + 1) {
             c @ (b'-' | b'+') => (c, i + 2),
             _ => (b' ', i + 1),
@@ -614,8 +616,11 @@ impl<'t> Reader<'t, '_> {
             return Err(GiveUp);
         }
         let mut value = String::new();
-        // Line breaks after the last content line, which chomping decides about.
+        // Empty lines after the last content line, which chomping decides about.
         let mut trailing = 0;
+        // Whether a line was read (its line break is pending), and whether it was more
+        // indented than the block: a folded block keeps the line breaks around those.
+        let mut previous: Option<bool> = None;
         let mut line = first;
         let end = loop {
             if line >= self.b.len() {
@@ -631,21 +636,30 @@ impl<'t> Reader<'t, '_> {
                     line = at + 1;
                 }
                 Some(b'\n') => return Err(GiveUp),
-                Some(b'\t') if spaces < indent => return Err(GiveUp),
+                Some(b'\t') if spaces <= indent && (folded || spaces < indent) => {
+                    return Err(GiveUp)
+                }
                 Some(_) if spaces < indent => break at,
                 Some(_) => {
                     let eol = self.line_end(at);
                     if eol >= self.b.len() {
                         return Err(GiveUp);
                     }
+                    let more_indented = spaces > indent;
+                    match previous {
+                        // Two lines of text with nothing between: their break is a space.
+                        Some(false) if folded && !more_indented && trailing == 0 => value.push(' '),
+                        // Empty lines between two lines of text stand for themselves only.
+                        Some(false) if folded && !more_indented => {}
+                        Some(_) => value.push('\n'),
+                        None => {}
+                    }
                     for _ in 0..trailing {
                         value.push('\n');
                     }
                     trailing = 0;
-                    if !value.is_empty() {
-                        value.push('\n');
-                    }
                     value.push_str(&self.text[line + indent..eol]);
+                    previous = Some(more_indented);
                     line = eol + 1;
                 }
             }
@@ -660,7 +674,12 @@ impl<'t> Reader<'t, '_> {
             }
             _ => value.push('\n'),
         }
-        self.scalar(Cow::Owned(value), GStyle::Literal, first + indent, end)?;
+        let style = if folded {
+            GStyle::Folded
+        } else {
+            GStyle::Literal
+        };
+        self.scalar(Cow::Owned(value), style, first + indent, end)?;
         // The next line starts where the block's last line break ended.
         let next = self.b[..end]
             .iter()
