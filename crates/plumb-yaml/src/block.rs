@@ -1,9 +1,9 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
-//! and sequences, one-line plain and quoted scalars, literal and folded blocks, empty flow
-//! collections, anchors and aliases of values, comments and `---` between documents. It gives
+//! and sequences, one-line plain and quoted scalars, literal and folded blocks, one-line flow
+//! collections of scalars, anchors and aliases of values, comments and `---` between documents. It gives
 //! the parser's builder exactly the events, with exactly the byte spans, that granit-parser
 //! gives for the same text, several times faster, and gives up on anything else (tags,
-//! multi-line plain and quoted scalars, flow collections with content, tabs, carriage returns,
+//! multi-line plain and quoted scalars, nested or multi-line flow collections, tabs, carriage returns,
 //! anything malformed): the caller then parses the text with granit-parser, which also reports
 //! every error. Giving up is always safe; accepting text granit-parser would read differently
 //! is never.
@@ -453,18 +453,8 @@ impl<'t> Reader<'t, '_> {
                 self.rest_of_line(end)?
             }
             b'[' | b'{' => {
-                let close = if self.b[i] == b'[' { b']' } else { b'}' };
-                if self.at(i + 1) != close {
-                    return Err(GiveUp);
-                }
-                self.start(close == b'}', StructureStyle::Flow, i, i + 1)?;
-                let end = if close == b']' {
-                    Event::SequenceEnd
-                } else {
-                    Event::MappingEnd
-                };
-                self.emit(end, i + 1, i + 2)?;
-                self.rest_of_line(i + 2)?
+                let end = self.flow(i)?;
+                self.rest_of_line(end)?
             }
             b'*' if self.anchor == 0 => {
                 let end = self.name_end(i + 1);
@@ -490,6 +480,82 @@ impl<'t> Reader<'t, '_> {
             Some((_, indent)) if indent > column => Err(GiveUp),
             _ => Ok(next),
         }
+    }
+
+    /// A flow sequence or mapping on one line from its bracket at `i`, of scalars only (plain
+    /// or quoted; no empty value, no trailing comma): gives where it ends.
+    fn flow(&mut self, i: usize) -> Read<usize> {
+        let mapping = self.b[i] == b'{';
+        let close = if mapping { b'}' } else { b']' };
+        self.start(mapping, StructureStyle::Flow, i, i + 1)?;
+        let mut j = self.skip_spaces(i + 1);
+        if self.at(j) != close {
+            loop {
+                j = self.flow_scalar(j, mapping)?;
+                if mapping {
+                    if self.at(j) != b':' || self.at(j + 1) != b' ' {
+                        return Err(GiveUp);
+                    }
+                    j = self.skip_spaces(j + 1);
+                    j = self.flow_scalar(j, false)?;
+                }
+                j = self.skip_spaces(j);
+                match self.at(j) {
+                    b',' => {
+                        j = self.skip_spaces(j + 1);
+                        if self.at(j) == close {
+                            return Err(GiveUp);
+                        }
+                    }
+                    c if c == close => break,
+                    _ => return Err(GiveUp),
+                }
+            }
+        }
+        let end = if mapping {
+            Event::MappingEnd
+        } else {
+            Event::SequenceEnd
+        };
+        self.emit(end, j, j + 1)?;
+        Ok(j + 1)
+    }
+
+    /// Emits a scalar in a flow collection at `i`: quoted, or plain up to the flow indicator
+    /// (or, for a key, the `: `) after it. Gives where it ends.
+    fn flow_scalar(&mut self, i: usize, key: bool) -> Read<usize> {
+        let c = self.at(i);
+        if c == b'"' || c == b'\'' {
+            return self.quoted(i);
+        }
+        if !starts_plain(c, self.at(i + 1)) {
+            return Err(GiveUp);
+        }
+        let mut j = i;
+        let mut end = i;
+        loop {
+            match self.at(j) {
+                b',' | b']' | b'}' | b'[' | b'{' => break,
+                b':' if key && self.at(j + 1) == b' ' => break,
+                b'\n' | b'\t' | b':' => return Err(GiveUp),
+                b'#' if self.b[j - 1] == b' ' => return Err(GiveUp),
+                b' ' => {}
+                _ => end = j + 1,
+            }
+            j += 1;
+        }
+        if key && end != j {
+            return Err(GiveUp);
+        }
+        self.scalar(Cow::Borrowed(&self.text[i..end]), GStyle::Plain, i, end)?;
+        Ok(end)
+    }
+
+    fn skip_spaces(&self, mut i: usize) -> usize {
+        while i < self.b.len() && self.b[i] == b' ' {
+            i += 1;
+        }
+        i
     }
 
     /// A one-line plain scalar value from `i`: its end, before trailing spaces and a comment.
