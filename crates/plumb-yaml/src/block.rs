@@ -376,8 +376,9 @@ impl<'t> Reader<'t, '_> {
                 let line = (i + 1).min(self.b.len());
                 match self.next_content(line)? {
                     Some((start, indent)) if indent > column => {
+                        // An indentless sequence starts at the end of this line.
                         let content = start + indent;
-                        self.begin_item(started, anchor_place.unwrap_or(content), anchor)?;
+                        self.begin_item(started, anchor_place.unwrap_or(i), anchor)?;
                         Ok(self.node(content, indent)?.1)
                     }
                     _ if anchor != 0 => Err(GiveUp),
@@ -528,7 +529,9 @@ impl<'t> Reader<'t, '_> {
         if c == b'"' || c == b'\'' {
             return self.quoted(i);
         }
-        if !starts_plain(c, self.at(i + 1)) {
+        let next = self.at(i + 1);
+        if !starts_plain(c, next) || (c == b'-' && matches!(next, b',' | b']' | b'}' | b'[' | b'{'))
+        {
             return Err(GiveUp);
         }
         let mut j = i;
