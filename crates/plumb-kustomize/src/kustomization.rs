@@ -60,7 +60,31 @@ impl Kustomization {
     /// Reads and validates the kustomization file at `path`.
     pub fn load(fs: &crate::fs::FileSystem, path: &Path) -> Result<Kustomization, KustomizeError> {
         let docs = fs.read_documents(path)?;
-        Kustomization::from_documents(path, docs.iter().cloned())
+        let k = Kustomization::from_documents(path, docs.iter().cloned())?;
+        if k.is_empty() {
+            return Err(KustomizeError::Other("kustomization.yaml is empty".into()));
+        }
+        Ok(k)
+    }
+
+    /// Whether kustomize refuses the file as empty: it sets nothing but `apiVersion` and
+    /// `kind`, every other field it has being null (`resources:` whose entries are all
+    /// commented out) or an empty `helmChartInflationGenerator`, which kustomize folds into
+    /// `helmCharts` before it looks. An empty list or mapping elsewhere (`resources: []`,
+    /// `metadata: {}`) is something, as in kustomize. Checked against kustomize-ref case by
+    /// case (the test below).
+    pub fn is_empty(&self) -> bool {
+        self.node.as_mapping().is_none_or(|entries| {
+            entries
+                .iter()
+                .all(|(key, value)| match key.scalar_value().unwrap_or("") {
+                    "apiVersion" | "kind" => true,
+                    "helmChartInflationGenerator" => {
+                        value.is_null() || value.as_sequence().is_some_and(Vec::is_empty)
+                    }
+                    _ => value.is_null(),
+                })
+        })
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Kustomization, KustomizeError> {
@@ -249,4 +273,61 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kustomization;
+    use std::path::Path;
+
+    /// Each text with what kustomize-ref (kustomize api v0.21.3) did with it as a directory's
+    /// kustomization.yaml: refused it as empty, or built it.
+    #[test]
+    fn empty_as_kustomize_finds_it() {
+        let refused = [
+            "",
+            "---\n",
+            "# only a comment\n",
+            "resources:\n",
+            "resources:\n# - a.yaml\n# - b.yaml\n",
+            "resources: ~\n",
+            "bases:\n",
+            "metadata:\n",
+            "openapi:\n",
+            "sortOptions:\n",
+            "helmChartInflationGenerator: []\n",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n",
+            "kind: Kustomization\nmetadata:\n",
+            "kind: Component\napiVersion: kustomize.config.k8s.io/v1alpha1\n",
+        ];
+        let built = [
+            "resources: []\n",
+            "bases: []\n",
+            "namespace: x\n",
+            "metadata:\n  name: x\n",
+            "metadata: {}\n",
+            "resources:\n# - a.yaml\npatches: []\n",
+            "labels: []\n",
+            "commonLabels: {}\n",
+            "patchesJson6902: []\n",
+            "patchesStrategicMerge: []\n",
+            "helmCharts: []\n",
+            "helmGlobals: {}\n",
+            "vars: []\n",
+            "images: []\n",
+            "configMapGenerator: []\n",
+            "buildMetadata: []\n",
+            "generatorOptions: {}\n",
+            "crds: []\n",
+        ];
+        let path = Path::new("kustomization.yaml");
+        for text in refused {
+            let k = Kustomization::parse(path, text).unwrap();
+            assert!(k.is_empty(), "{text:?} is empty to kustomize");
+        }
+        for text in built {
+            let k = Kustomization::parse(path, text).unwrap();
+            assert!(!k.is_empty(), "{text:?} builds in kustomize");
+        }
+    }
 }
