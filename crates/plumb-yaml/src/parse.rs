@@ -148,13 +148,15 @@ enum Frame {
     Sequence {
         anchor: usize,
         start: usize,
-        items: Vec<Node>,
+        /// Where its items start in the builder's `items`.
+        first: usize,
         extent: Extent,
     },
     Mapping {
         anchor: usize,
         start: usize,
-        entries: Vec<(Node, Node)>,
+        /// Where its entries start in the builder's `entries`.
+        first: usize,
         pending_key: Option<Node>,
         extent: Extent,
     },
@@ -172,6 +174,11 @@ impl Frame {
 pub(crate) struct Builder {
     file: Arc<SourceFile>,
     stack: Vec<Frame>,
+    /// The items and entries of the open collections, innermost last: each collection takes
+    /// its own into a vector of exactly their number when it closes, instead of growing one
+    /// by doubling as they come.
+    items: Vec<Node>,
+    entries: Vec<(Node, Node)>,
     anchors: HashMap<usize, (Node, Extent)>,
     pub(crate) docs: Vec<Node>,
     /// Nodes written out in the text so far.
@@ -185,6 +192,8 @@ impl Builder {
         Builder {
             file: file.clone(),
             stack: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
             anchors: HashMap::new(),
             docs: Vec::new(),
             written: 0,
@@ -230,7 +239,7 @@ impl Builder {
                 self.stack.push(Frame::Sequence {
                     anchor,
                     start,
-                    items: Vec::new(),
+                    first: self.items.len(),
                     extent: Extent::SCALAR,
                 });
             }
@@ -239,7 +248,7 @@ impl Builder {
                 self.stack.push(Frame::Mapping {
                     anchor,
                     start,
-                    entries: Vec::new(),
+                    first: self.entries.len(),
                     pending_key: None,
                     extent: Extent::SCALAR,
                 });
@@ -248,10 +257,11 @@ impl Builder {
                 if let Some(Frame::Sequence {
                     anchor,
                     start: s,
-                    items,
+                    first,
                     extent,
                 }) = self.stack.pop()
                 {
+                    let items = self.items.drain(first..).collect();
                     let node = Node {
                         kind: NodeKind::Sequence(items),
                         span: self.span(s, end.max(s)),
@@ -263,11 +273,12 @@ impl Builder {
                 if let Some(Frame::Mapping {
                     anchor,
                     start: s,
-                    entries,
+                    first,
                     extent,
                     ..
                 }) = self.stack.pop()
                 {
+                    let entries = self.entries.drain(first..).collect();
                     let entries = apply_merge_keys(entries, &self.file)?;
                     let node = Node {
                         kind: NodeKind::Mapping(entries),
@@ -334,14 +345,10 @@ impl Builder {
         };
         frame.extent_mut().add_child(extent);
         match frame {
-            Frame::Sequence { items, .. } => items.push(node),
-            Frame::Mapping {
-                entries,
-                pending_key,
-                ..
-            } => match pending_key.take() {
+            Frame::Sequence { .. } => self.items.push(node),
+            Frame::Mapping { pending_key, .. } => match pending_key.take() {
                 None => *pending_key = Some(node),
-                Some(key) => entries.push((key, node)),
+                Some(key) => self.entries.push((key, node)),
             },
         }
         Ok(())
