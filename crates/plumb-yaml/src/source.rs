@@ -3,32 +3,40 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A file's text with an index of its line starts, shared by every node parsed from it.
 #[derive(Debug)]
 pub struct SourceFile {
     path: PathBuf,
     text: String,
-    line_starts: Vec<usize>,
+    /// Where each line starts, made the first time a place is asked for: most files read in
+    /// a build never are.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
     /// Wraps `text` read from `path`.
     pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Arc<SourceFile> {
-        let text = text.into();
-        // A byte loop: lines are short, and a search per line costs more than the scan.
-        let mut line_starts = Vec::with_capacity(text.len() / 32 + 1);
-        line_starts.push(0);
-        for (i, &b) in text.as_bytes().iter().enumerate() {
-            if b == b'\n' {
-                line_starts.push(i + 1);
-            }
-        }
         Arc::new(SourceFile {
             path: path.into(),
-            text,
-            line_starts,
+            text: text.into(),
+            line_starts: OnceLock::new(),
+        })
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            // A byte loop: lines are short, and a search per line costs more than the scan.
+            let mut starts = vec![0];
+            starts.extend(
+                self.text
+                    .bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            );
+            starts
         })
     }
 
@@ -43,11 +51,12 @@ impl SourceFile {
     /// The 1-based line and column (in characters) of a byte offset.
     pub fn location(&self, offset: usize) -> Location {
         let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
+        let line_starts = self.line_starts();
+        let line = match line_starts.binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.line_starts[line];
+        let start = line_starts[line];
         let column = self.text[start..floor_char_boundary(&self.text, offset)]
             .chars()
             .count();
@@ -59,14 +68,11 @@ impl SourceFile {
 
     /// The text of the 1-based line `line`, without its line break.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
+        let line_starts = self.line_starts();
+        let Some(&start) = line_starts.get(line.saturating_sub(1)) else {
             return "";
         };
-        let end = self
-            .line_starts
-            .get(line)
-            .copied()
-            .unwrap_or(self.text.len());
+        let end = line_starts.get(line).copied().unwrap_or(self.text.len());
         self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 }
