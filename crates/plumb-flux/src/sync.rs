@@ -173,9 +173,6 @@ fn distribution_version(spec: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Whether a HelmRelease installs flux-operator's `flux-instance` chart: by `spec.chart.spec`'s
-/// chart name, or a `chartRef` whose name says so (an OCIRepository of
-/// `oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance`).
 /// Whether a HelmRelease's node may pass [`is_flux_instance_chart`]: its chart or chart
 /// reference names the flux-instance chart. Read on the text of the scalars, which the
 /// converted values' strings are made from.
@@ -188,6 +185,9 @@ fn may_be_flux_instance(hr: &Node) -> bool {
     .any(|path| hr.str_at(path).is_some_and(|t| t.contains("flux-instance")))
 }
 
+/// Whether a HelmRelease installs flux-operator's `flux-instance` chart: by `spec.chart.spec`'s
+/// chart name, or a `chartRef` whose name says so (an OCIRepository of
+/// `oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance`).
 fn is_flux_instance_chart(hr: &Value) -> bool {
     let spec = &hr["spec"];
     let chart = spec["chart"]["spec"]["chart"].as_str().unwrap_or("");

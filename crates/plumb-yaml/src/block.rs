@@ -1,12 +1,12 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
 //! and sequences, one-line plain and quoted scalars, literal and folded blocks, one-line flow
-//! collections of scalars, anchors and aliases of values, comments and `---` between documents. It gives
-//! the parser's builder exactly the events, with exactly the byte spans, that granit-parser
-//! gives for the same text, several times faster, and gives up on anything else (tags,
-//! multi-line plain and quoted scalars, nested or multi-line flow collections, tabs, carriage returns,
-//! anything malformed): the caller then parses the text with granit-parser, which also reports
-//! every error. Giving up is always safe; accepting text granit-parser would read differently
-//! is never.
+//! collections of scalars, anchors and aliases of values, comments and `---` between documents.
+//! It gives the parser's builder exactly the events, with exactly the byte spans, that
+//! granit-parser gives for the same text, several times faster, and gives up on anything else
+//! (tags, multi-line plain and quoted scalars, nested or multi-line flow collections, tabs,
+//! carriage returns, anything malformed): the caller then parses the text with granit-parser,
+//! which also reports every error. Giving up is always safe; accepting text granit-parser would
+//! read differently is never.
 //!
 //! `tests/block_reader.rs` compares the two readers event by event and span by span on every
 //! YAML file of the conformance corpus and of the repository's examples and fixtures.
@@ -121,11 +121,7 @@ impl<'t> Reader<'t, '_> {
         self.anchor_ids += 1;
         self.anchor = self.anchor_ids;
         self.anchors.push((&self.text[i + 1..end], self.anchor_ids));
-        let mut j = end;
-        while j < self.b.len() && self.b[j] == b' ' {
-            j += 1;
-        }
-        Ok(j)
+        Ok(self.skip_spaces(end))
     }
 
     /// Where an anchor's or alias's name starting at `i` ends.
@@ -159,10 +155,7 @@ impl<'t> Reader<'t, '_> {
     /// a line's indentation gives up.
     fn next_content(&self, mut line: usize) -> Read<Option<(usize, usize)>> {
         loop {
-            let mut i = line;
-            while i < self.b.len() && self.b[i] == b' ' {
-                i += 1;
-            }
+            let i = self.skip_spaces(line);
             match self.b.get(i) {
                 None => return Ok(None),
                 Some(b'\n') => line = i + 1,
@@ -184,11 +177,8 @@ impl<'t> Reader<'t, '_> {
 
     /// After a token ending at `i`: spaces, perhaps a comment, then the line's end. Gives the
     /// start of the next line.
-    fn rest_of_line(&self, mut i: usize) -> Read<Next> {
-        let token_end = i;
-        while i < self.b.len() && self.b[i] == b' ' {
-            i += 1;
-        }
+    fn rest_of_line(&self, token_end: usize) -> Read<Next> {
+        let i = self.skip_spaces(token_end);
         match self.b.get(i) {
             None => Ok(self.b.len()),
             Some(b'\n') => Ok(i + 1),
@@ -203,6 +193,11 @@ impl<'t> Reader<'t, '_> {
         (rest.starts_with(b"---") || rest.starts_with(b"...")) && self.blank_at(i + 3)
     }
 
+    /// Whether a document start marker `---` begins at `i`, the start of a line.
+    fn document_start_at(&self, i: usize) -> bool {
+        self.b[i..].starts_with(b"---") && self.blank_at(i + 3)
+    }
+
     /// Whether a block sequence entry (`-` then a space or the line's end) starts at `i`.
     fn entry_at(&self, i: usize) -> bool {
         self.at(i) == b'-' && self.blank_at(i + 1)
@@ -212,8 +207,7 @@ impl<'t> Reader<'t, '_> {
         let mut line = 0;
         let mut documents = 0;
         while let Some((start, indent)) = self.next_content(line)? {
-            let explicit =
-                indent == 0 && self.b[start..].starts_with(b"---") && self.blank_at(3 + start);
+            let explicit = indent == 0 && self.document_start_at(start);
             if indent == 0 && self.b[start..].starts_with(b"...") && self.blank_at(start + 3) {
                 return Err(GiveUp);
             }
@@ -237,7 +231,7 @@ impl<'t> Reader<'t, '_> {
             line = next;
             // What follows a document's root is another document or nothing.
             if let Some((after, _)) = self.next_content(next)? {
-                if !(self.b[after..].starts_with(b"---") && self.blank_at(after + 3)) {
+                if !self.document_start_at(after) {
                     return Err(GiveUp);
                 }
             }
@@ -292,14 +286,9 @@ impl<'t> Reader<'t, '_> {
         loop {
             let colon = self.key(key)?;
             let line = self.value(colon, column)?;
-            // At the mapping's column, only another key may follow.
-            let entry = |i: usize| -> Read<bool> {
-                match self.key_colon(i)? {
-                    Some(_) if !self.entry_at(i) => Ok(true),
-                    _ => Err(GiveUp),
-                }
-            };
-            match self.close_or_next(line, column, entry)? {
+            // At the mapping's column only another key may follow: `key` gives up on anything
+            // else, and finds its `:` once.
+            match self.close_or_next(line, column, |_| Ok(true))? {
                 Ok(next) => key = next,
                 Err((end, next)) => {
                     self.emit(Event::MappingEnd, end, end)?;
@@ -352,10 +341,7 @@ impl<'t> Reader<'t, '_> {
 
     /// The item after the `-` at `dash` of a sequence in column `column`.
     fn item(&mut self, dash: usize, column: usize, started: &mut bool) -> Read<Next> {
-        let mut i = dash + 1;
-        while self.at(i) == b' ' && i < self.b.len() {
-            i += 1;
-        }
+        let mut i = self.skip_spaces(dash + 1);
         // The item's own anchor: an indentless sequence's start, emitted just before the
         // item, carries the anchor written before the sequence, if any.
         let mut anchor = 0;
@@ -391,11 +377,12 @@ impl<'t> Reader<'t, '_> {
             }
             Some(_) => {
                 let inner = column + (i - dash);
-                if self.entry_at(i) || (anchor != 0 && self.key_colon(i)?.is_some()) {
+                let key = self.key_colon(i)?.is_some();
+                if self.entry_at(i) || (anchor != 0 && key) {
                     return Err(GiveUp);
                 }
                 self.begin_item(started, anchor_place.unwrap_or(i), anchor)?;
-                if self.key_colon(i)?.is_some() {
+                if key {
                     return Ok(self.mapping(i, inner)?.1);
                 }
                 self.inline_value(i, column)
@@ -413,10 +400,7 @@ impl<'t> Reader<'t, '_> {
 
     /// The value after the `:` at `colon` of a key in column `column`.
     fn value(&mut self, colon: usize, column: usize) -> Read<Next> {
-        let mut i = colon + 1;
-        while i < self.b.len() && self.b[i] == b' ' {
-            i += 1;
-        }
+        let mut i = self.skip_spaces(colon + 1);
         if self.at(i) == b'&' {
             i = self.anchor_at(i)?;
         }
@@ -554,6 +538,7 @@ impl<'t> Reader<'t, '_> {
         Ok(end)
     }
 
+    /// Where the spaces from `i` end.
     fn skip_spaces(&self, mut i: usize) -> usize {
         while i < self.b.len() && self.b[i] == b' ' {
             i += 1;
