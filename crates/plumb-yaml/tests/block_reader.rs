@@ -70,8 +70,8 @@ fn compare(name: &str, text: &str) -> Option<bool> {
     }
 }
 
-#[test]
-fn reads_every_corpus_file_as_granit_parser_does() {
+/// The YAML files of the conformance corpora and of the repository's examples.
+fn corpus_and_examples() -> Vec<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let conformance = match std::env::var_os("PLUMB_CONFORMANCE_DIR") {
         Some(d) => PathBuf::from(d).join(".."),
@@ -85,6 +85,13 @@ fn reads_every_corpus_file_as_granit_parser_does() {
     let mut files = Vec::new();
     yaml_files(&conformance, &mut files);
     yaml_files(&here.join("../../examples"), &mut files);
+    files
+}
+
+#[test]
+fn reads_every_corpus_file_as_granit_parser_does() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = corpus_and_examples();
     for krate in std::fs::read_dir(here.join(".."))
         .expect("crates/")
         .flatten()
@@ -304,15 +311,7 @@ fn leaves_what_it_does_not_read_to_granit_parser() {
 /// refuses. Ran for 7.5 million texts while the reader was written; this keeps 20,000.
 #[test]
 fn reads_mutated_corpus_files_as_granit_parser_does() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let conformance = match std::env::var_os("PLUMB_CONFORMANCE_DIR") {
-        Some(d) => PathBuf::from(d).join(".."),
-        None => here.join("../../../shared/conformance"),
-    };
-    let mut files = Vec::new();
-    yaml_files(&conformance, &mut files);
-    yaml_files(&here.join("../../examples"), &mut files);
-    let texts: Vec<String> = files
+    let texts: Vec<String> = corpus_and_examples()
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .filter(|t| !t.is_empty() && t.len() < 4000)
