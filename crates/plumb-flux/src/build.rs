@@ -192,6 +192,16 @@ impl RepositoryBuild {
     pub fn has_errors(&self) -> bool {
         self.diagnostics().any(Diagnostic::is_error)
     }
+
+    /// Ends this build for a process that exits next: the staging directories of its
+    /// ArtifactGenerators are removed, and the object trees are left for the exit to free
+    /// (freeing them one by one was 4% of a build's time).
+    pub fn leave_to_exit(mut self) {
+        for entry in &mut self.entries {
+            drop(entry.staging.take());
+        }
+        std::mem::forget(self);
+    }
 }
 
 /// Why a repository cannot be built at all (exit code 2: usage or configuration).

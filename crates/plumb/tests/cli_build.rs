@@ -394,3 +394,27 @@ fn json_has_codes_statuses_and_assumptions() {
         "{err}"
     );
 }
+
+#[test]
+fn artifact_generators_leave_no_staging_directory_behind() {
+    // ArtifactGenerators stage their ExternalArtifacts in a temporary directory: it must be
+    // gone when the process has exited, whatever the output format.
+    let repo = fixture("artifact-generator");
+    for output in ["yaml", "json", "names"] {
+        let tmp = tempfile::tempdir().expect("temporary directory");
+        let out = plumb()
+            .args(["build", "--offline", "--no-helm", "-o", output])
+            .arg(&repo)
+            .env("TMPDIR", tmp.path())
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // The Deployment is built from the staged artifact: the staging did happen.
+        assert!(stdout.contains("Deployment"), "{output}: {stdout}");
+        let left: Vec<_> = fs::read_dir(tmp.path())
+            .expect("listed")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert!(left.is_empty(), "{output}: left behind in TMPDIR: {left:?}");
+    }
+}

@@ -226,8 +226,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     // A source that could not be fetched leaves the build incomplete: not a success.
     let errors = report_diagnostics(&result, verbosity);
     let summary = result.summary();
-    // The process ends here: freeing every object tree one by one was 4% of a build's time.
-    std::mem::forget(result);
+    result.leave_to_exit();
     if errors
         || summary.unavailable > 0
         || summary.releases_unavailable > 0
