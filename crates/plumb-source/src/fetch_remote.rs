@@ -203,8 +203,7 @@ pub(crate) fn http_client() -> Result<&'static reqwest::blocking::Client, String
         std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            crate::git::install_tls_provider();
-            reqwest::blocking::Client::builder()
+            crate::tls::configure(reqwest::blocking::Client::builder())
                 .timeout(HTTP_TIMEOUT)
                 .build()
                 .map_err(|e| error_chain(&e))

@@ -1,8 +1,10 @@
 //! Talking to a git server with gix: list the remote's refs, pick the commit a [`Checkout`]
 //! means, and download only when that commit is not cached yet.
 
+use std::any::Any;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use gix::bstr::ByteSlice;
 use gix::protocol::handshake::Ref;
@@ -59,6 +61,29 @@ impl Session {
         Ok(Session { repo })
     }
 
+    /// The transport options gix derives from the repository's configuration for `url`, with
+    /// HTTP clients built on the process's TLS configuration ([`crate::tls`]); `None` for a
+    /// transport other than HTTP.
+    fn transport_options(&self, url: &str) -> Result<Option<Box<dyn Any>>, RemoteError> {
+        let Some(mut options) = self
+            .repo
+            .transport_options(url, None)
+            .map_err(|e| RemoteError::Git(error_text(&e)))?
+        else {
+            return Ok(None);
+        };
+        if let Some(http) =
+            options.downcast_mut::<gix_transport::client::blocking_io::http::Options>()
+        {
+            let reqwest_options = gix_transport::client::blocking_io::http::reqwest::Options {
+                configure_client: Some(Box::new(|builder| Ok(crate::tls::configure(builder)))),
+                configure_request: None,
+            };
+            http.backend = Some(Arc::new(Mutex::new(reqwest_options)));
+        }
+        Ok(Some(options))
+    }
+
     pub(crate) fn repo(&self) -> &gix::Repository {
         &self.repo
     }
@@ -73,7 +98,6 @@ impl Session {
         range: Option<&Range>,
         needed: impl FnOnce(&Resolved) -> bool,
     ) -> Result<Resolved, RemoteError> {
-        install_tls_provider();
         let remote = self
             .repo
             .remote_at(url)
@@ -84,6 +108,10 @@ impl Session {
         let connection = remote
             .connect(Direction::Fetch)
             .map_err(|e| RemoteError::Unreachable(error_text(&e)))?;
+        let connection = match self.transport_options(url)? {
+            Some(options) => connection.with_transport_options(options),
+            None => connection,
+        };
         // Given credentials answer the server's challenge; without them, the git
         // configuration's credential helpers do, as `git fetch` would.
         let given = credentials.cloned();
@@ -276,9 +304,4 @@ fn error_text(e: &gix::Error) -> String {
     } else {
         parts.join(": ")
     }
-}
-
-/// HTTPS through reqwest needs a rustls crypto provider; ring, as plumb-state uses.
-pub(crate) fn install_tls_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -77,6 +77,7 @@ mod registry;
 pub mod remote;
 pub mod revision;
 mod semver_range;
+mod tls;
 mod tree;
 
 pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};

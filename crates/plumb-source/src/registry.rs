@@ -145,8 +145,7 @@ impl Client {
         insecure: bool,
         credentials: Option<&RegistryLogin>,
     ) -> Result<Client, RegistryError> {
-        crate::git::install_tls_provider();
-        let http = Http::builder()
+        let http = crate::tls::configure(Http::builder())
             .connect_timeout(Duration::from_secs(15))
             // source-controller's default spec.timeout.
             .timeout(Duration::from_secs(60))

@@ -76,9 +76,7 @@ impl S3 {
         credential: Option<AwsCredential>,
         timeout: Duration,
     ) -> Result<S3, S3Error> {
-        // HTTPS through rustls with the ring provider, as the git transport and plumb-state.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = Client::builder()
+        let http = crate::tls::configure(Client::builder())
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(30)))
             .build()
