@@ -1240,14 +1240,27 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         let lookup = WithOwn {
             cluster: ctx.produced,
             own: &objects,
+            own_runtime: objects
+                .iter()
+                .filter_map(crate::runtime::secret_created_by)
+                .collect(),
         };
         for r in &post.substitute_from {
-            if ctx.produced.find(&r.kind, &ks.namespace, &r.name).is_none()
-                && lookup.find(&r.kind, &ks.namespace, &r.name).is_some()
-            {
+            // Read as collect_vars reads it: an object of the cluster, else one of its own, else
+            // a Secret created at runtime by an object of the cluster, else by one of its own.
+            let (ns, name) = (ks.namespace.as_str(), r.name.as_str());
+            let own_object = ctx.produced.find(&r.kind, ns, name).is_none()
+                && lookup.find(&r.kind, ns, name).is_some();
+            let own_runtime = (r.kind == "Secret"
+                && lookup.find(&r.kind, ns, name).is_none()
+                && ctx.produced.runtime_secret(ns, name).is_none())
+            .then(|| lookup.runtime_secret(ns, name))
+            .flatten();
+            if own_object || own_runtime.is_some() {
                 assumed.push(Inference::SelfProduced {
                     object: ObjectRef::new(&r.kind, &ks.namespace, &r.name),
                     kustomization: ks.key(),
+                    created_by: own_runtime.map(|s| s.producer.clone()),
                 });
             }
         }
@@ -1306,10 +1319,12 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
 }
 
 /// The cluster's ConfigMaps and Secrets, then the Kustomization's own: one that substitutes
-/// from an object it produces itself reads, once applied, the values it applied.
+/// from an object it produces itself reads, once applied, the values it applied, and from a
+/// Secret an object of its own creates at runtime (an ExternalSecret), that Secret.
 struct WithOwn<'a> {
     cluster: &'a Produced,
     own: &'a [Object],
+    own_runtime: Vec<RuntimeSecret>,
 }
 
 impl ObjectLookup for WithOwn<'_> {
@@ -1325,7 +1340,9 @@ impl ObjectLookup for WithOwn<'_> {
     }
 
     fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
-        self.cluster.runtime_secret(namespace, name)
+        self.cluster
+            .runtime_secret(namespace, name)
+            .or_else(|| self.own_runtime.iter().find(|s| s.is(namespace, name)))
     }
 }
 

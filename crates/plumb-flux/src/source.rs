@@ -55,10 +55,12 @@ pub enum Inference {
     },
     /// A `substituteFrom` ConfigMap or Secret that the Kustomization produces itself: once
     /// applied, the cluster holds the values it applied (a new cluster needs it applied first,
-    /// at bootstrap).
+    /// at bootstrap). `created_by`: a Secret created at runtime by an object the Kustomization
+    /// produces (`ExternalSecret flux-system/cluster-secrets`), whose values are placeholders.
     SelfProduced {
         object: ObjectRef,
         kustomization: String,
+        created_by: Option<String>,
     },
 }
 
@@ -95,8 +97,16 @@ impl Inference {
             Inference::SelfProduced {
                 object,
                 kustomization,
+                created_by: None,
             } => format!(
                 "{object}, which Kustomization {kustomization} substitutes from, is produced by that Kustomization itself: its values are read from this build, as the cluster holds them once it is applied"
+            ),
+            Inference::SelfProduced {
+                object,
+                kustomization,
+                created_by: Some(producer),
+            } => format!(
+                "{object}, which Kustomization {kustomization} substitutes from, is created at runtime by {producer}, which that Kustomization produces itself: the cluster holds it once that is applied"
             ),
         }
     }

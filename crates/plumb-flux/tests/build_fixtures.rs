@@ -286,6 +286,11 @@ fn runtime_and_bootstrap() {
 }
 
 #[test]
+fn self_produced_substitute_from() {
+    check("self-produced");
+}
+
+#[test]
 fn error_places() {
     check("error-places");
 }
