@@ -82,6 +82,9 @@ pub(crate) struct SubstitutionScope<'a> {
     /// A required `substituteFrom` source is missing: the controller fails the Kustomization
     /// before it applies anything (SUB004).
     pub missing_source: bool,
+    /// A Secret it substitutes from is created at runtime with keys the build cannot see (an
+    /// ExternalSecret's `dataFrom`): any variable may come from it.
+    pub open: bool,
 }
 
 impl<'a> SubstitutionScope<'a> {
@@ -90,7 +93,9 @@ impl<'a> SubstitutionScope<'a> {
         produced: &Produced<'_>,
     ) -> SubstitutionScope<'a> {
         let flux = &ks.kustomization;
-        let vars = postbuild::collect_vars(flux, produced, None).vars;
+        let collected = postbuild::collect_vars(flux, produced, None);
+        let open = !collected.open.is_empty();
+        let vars = collected.vars;
         let mut definitions = BTreeMap::new();
         // `key`'s value, defined at `path` of `object`'s text.
         let definition = |key: &str, object: &Object, path: &[&str]| Definition {
@@ -139,6 +144,7 @@ impl<'a> SubstitutionScope<'a> {
             vars,
             definitions,
             missing_source,
+            open,
         }
     }
 

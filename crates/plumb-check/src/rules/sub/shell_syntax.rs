@@ -15,7 +15,9 @@ use std::collections::HashSet;
 /// - `${VAR}` in a script or command line (a `#!` file, a `*.sh` ConfigMap key, `command`,
 ///   `args`, cloud-init `runcmd`) where `VAR` is the script's own variable, not one of Flux's.
 ///
-/// Plain `$VAR` is left alone by Flux and is not reported.
+/// Plain `$VAR` is left alone by Flux and is not reported, and neither is an expansion whose
+/// variable may come from a Secret created at runtime with keys the build cannot see (an
+/// ExternalSecret's `dataFrom`): Flux evaluates `${x/y/z}` itself when `x` is defined.
 ///
 /// ## Why is this bad?
 /// kustomize-controller runs envsubst over the whole rendered object before applying it. Syntax
@@ -90,7 +92,13 @@ impl Rule for ShellSyntax {
                             Err(_) => {}
                             Ok(refs) => {
                                 for r in &refs {
-                                    if scope.vars.contains_key(&r.name) {
+                                    // Defined, or perhaps defined where the build cannot see
+                                    // (a runtime Secret's keys), or never substituted: the
+                                    // controller fails first on a missing source (SUB004).
+                                    if scope.vars.contains_key(&r.name)
+                                        || scope.open
+                                        || scope.missing_source
+                                    {
                                         continue;
                                     }
                                     let Some(what) = scope::shell_use(scalar, r) else {
