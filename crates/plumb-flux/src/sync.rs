@@ -684,7 +684,7 @@ fn remote_urls(config: &str) -> Vec<String> {
 
 /// A git URL reduced to `host/path`, so that the https, ssh and scp-like spellings of one
 /// repository compare equal: no scheme, user or port, no `.git` or trailing slash, host in
-/// lower case.
+/// lower case, and the path too on hosting services that ignore its case.
 pub fn normalize_git_url(url: &str) -> String {
     let url = url.trim();
     let (rest, had_scheme) = match url.split_once("://") {
@@ -706,8 +706,18 @@ pub fn normalize_git_url(url: &str) -> String {
     let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
     let path = path.trim_matches('/');
     let path = path.strip_suffix(".git").unwrap_or(path);
+    // These services name one repository whatever the case of its owner and name
+    // (`github.com/Org/Home-Ops` is `github.com/org/home-ops`); another server's paths may be
+    // case-sensitive, as a file system's are.
+    if CASE_INSENSITIVE_HOSTS.contains(&host.strip_prefix("www.").unwrap_or(&host)) {
+        return format!("{host}/{}", path.to_ascii_lowercase());
+    }
     format!("{host}/{path}")
 }
+
+/// Git hosting services whose repository paths are case-insensitive.
+const CASE_INSENSITIVE_HOSTS: [&str; 4] =
+    ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"];
 
 #[cfg(test)]
 mod tests {
@@ -771,6 +781,17 @@ mod tests {
         assert_ne!(
             normalize_git_url("https://github.com/org/other"),
             normalize_git_url("https://github.com/org/home-ops")
+        );
+        // GitHub's owner and name are case-insensitive: a clone of `truxnell/home-cluster` is
+        // what `https://github.com/Truxnell/home-cluster` fetches. A server of one's own may
+        // tell paths apart by case.
+        assert_eq!(
+            normalize_git_url("https://github.com/Truxnell/Home-Cluster"),
+            normalize_git_url("git@github.com:truxnell/home-cluster.git")
+        );
+        assert_ne!(
+            normalize_git_url("https://git.example.com/Org/ops"),
+            normalize_git_url("https://git.example.com/org/ops")
         );
     }
 
