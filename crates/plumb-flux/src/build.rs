@@ -468,6 +468,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 source: source.clone(),
                 url: None,
                 path: entry.to_string(),
+                root: String::new(),
                 via: String::new(),
                 origin: None,
                 flux_version: None,
@@ -755,6 +756,7 @@ fn cluster_sync_inference(sync: &sync::ClusterSync) -> Inference {
     Inference::ClusterSync {
         source: sync.source.clone(),
         via: sync.via.clone(),
+        dir: sync.root.clone(),
         file,
         line,
     }

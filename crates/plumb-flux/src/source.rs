@@ -38,10 +38,12 @@ pub enum Inference {
     /// An entry directory whose root `flux bootstrap --path=<entry>` created: the Kustomization
     /// and GitRepository `flux-system/flux-system`, neither committed.
     BootstrapEntry { source: ObjectRef, entry: String },
-    /// The source a FluxInstance's `spec.sync` creates.
+    /// The source a FluxInstance's `spec.sync` creates; `dir`: the directory of this
+    /// repository taken to be its tree (`""`: the root; see [`crate::sync::ClusterSync::root`]).
     ClusterSync {
         source: ObjectRef,
         via: String,
+        dir: String,
         file: Option<PathBuf>,
         line: Option<u32>,
     },
@@ -65,6 +67,14 @@ pub enum Inference {
 }
 
 impl Inference {
+    /// The directory of this repository the source is taken to be (`""`: the root).
+    pub fn dir(&self) -> &str {
+        match self {
+            Inference::ClusterSync { dir, .. } => dir,
+            _ => "",
+        }
+    }
+
     pub fn source(&self) -> &ObjectRef {
         match self {
             Inference::Bootstrap(s) => s,
@@ -88,8 +98,15 @@ impl Inference {
             Inference::LenientFlux { version, via, .. } => format!(
                 "{via} installs Flux {version}: postBuild substitution is lenient there (an undefined variable becomes an empty string; strict is the default from Flux 2.9)"
             ),
-            Inference::ClusterSync { source, via, .. } => format!(
+            Inference::ClusterSync {
+                source, via, dir, ..
+            } if dir.is_empty() => format!(
                 "{source} is created by {via}: taken to be this repository"
+            ),
+            Inference::ClusterSync {
+                source, via, dir, ..
+            } => format!(
+                "{source} is created by {via}: taken to be directory {dir} of this repository, the only one that holds its sync path"
             ),
             Inference::CheckoutRemote { source, url } => format!(
                 "{source} fetches {url}, a remote of this checkout: taken to be this repository"
@@ -205,13 +222,13 @@ impl Sources {
         }
         if self.repository.as_ref() == Some(source) {
             return match &self.repository_inference {
-                Some(why) => Resolution::Assumed(String::new(), why.clone()),
+                Some(why) => Resolution::Assumed(why.dir().to_string(), why.clone()),
                 None => Resolution::Dir(String::new()),
             };
         }
         let Some(found) = self.known.get(source) else {
             if let Some(why) = self.cluster_syncs.iter().find(|i| i.source() == source) {
-                return Resolution::Assumed(String::new(), why.clone());
+                return Resolution::Assumed(why.dir().to_string(), why.clone());
             }
             let bootstrap = crate::sync::BOOTSTRAP_NAME;
             if crate::sync::SYNC_KINDS.contains(&source.kind.as_str())

@@ -35,6 +35,10 @@ pub struct ClusterSync {
     pub url: Option<String>,
     /// `spec.sync.path`, cleaned: relative to the source's root.
     pub path: String,
+    /// The directory of this repository taken to be the source's tree when no mapping says:
+    /// `""` (the root), or for an artifact (OCIRepository, Bucket) whose `path` is not at the
+    /// root, the one directory that holds it: the directory CI pushes (`kubernetes`).
+    pub root: String,
     /// What declares it, for notes: `FluxInstance flux-system/flux`, `HelmRelease
     /// flux-system/flux-instance (values of the flux-instance chart)`.
     pub via: String,
@@ -125,6 +129,7 @@ impl ClusterSync {
             ),
             url: text("url").map(str::to_string),
             path: source::clean_relative(text("path").unwrap_or("")),
+            root: String::new(),
             via,
             origin,
             flux_version: None,
@@ -152,15 +157,42 @@ impl ClusterSync {
     }
 
     /// Where the sync's path is in this checkout: `path` inside the directory `.plumb.yaml`
-    /// maps the source to, else inside the repository root.
+    /// maps the source to, else inside [`ClusterSync::root`].
     pub fn entry(&self, mappings: &[SourceMapping]) -> String {
+        match self.mapping(mappings) {
+            Some(m) => source::clean_relative(&format!("{}/{}", m.path.display(), self.path)),
+            None => source::clean_relative(&format!("{}/{}", self.root, self.path)),
+        }
+    }
+
+    fn mapping<'m>(&self, mappings: &'m [SourceMapping]) -> Option<&'m SourceMapping> {
         let s = &self.source;
-        match mappings
+        mappings
             .iter()
             .find(|m| m.matches(&s.kind, &s.namespace, &s.name))
+    }
+
+    /// For an artifact whose path is not a directory at the repository root, the one directory
+    /// of `dirs` (every directory of the repository, relative) under which it is: CI pushes a
+    /// subdirectory (`flux push artifact --path=./kubernetes`) and the sync's path is relative
+    /// to it. None, or several, leave the root: the entry is then not found.
+    fn artifact_root(&self, root: &Path, dirs: &[String], mappings: &[SourceMapping]) -> String {
+        let artifact = matches!(self.source.kind.as_str(), "OCIRepository" | "Bucket");
+        if !artifact
+            || self.path.is_empty()
+            || self.mapping(mappings).is_some()
+            || root.join(&self.path).is_dir()
         {
-            Some(m) => source::clean_relative(&format!("{}/{}", m.path.display(), self.path)),
-            None => self.path.clone(),
+            return String::new();
+        }
+        let suffix = format!("/{}", self.path);
+        let mut found = dirs
+            .iter()
+            .filter_map(|d| d.strip_suffix(&suffix))
+            .filter(|d| !d.is_empty());
+        match (found.next(), found.next()) {
+            (Some(only), None) => only.to_string(),
+            _ => String::new(),
         }
     }
 }
@@ -243,6 +275,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // Listing the directories and reading and parsing the files run in parallel, each file
     // parsed once; what they find comes back in the order of a serial walk.
     let dirs = scan_tree(&fs, root, root);
+    let all_dirs: Vec<String> = dirs.iter().map(|(d, _)| d.clone()).collect();
     for (dir_rel, scans) in dirs {
         let dir_rel = &dir_rel;
         let mut objects = Vec::new();
@@ -290,6 +323,9 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 discovery.syncs.extend(generated_syncs(object, &objects));
             }
         }
+    }
+    for sync in &mut discovery.syncs {
+        sync.root = sync.artifact_root(root, &all_dirs, mappings);
     }
     for sync in &discovery.syncs {
         let entry = sync.entry(mappings);
@@ -763,6 +799,62 @@ mod tests {
             ["a/b/c", "a/b", "a", ""]
         );
         assert_eq!(self_and_ancestors("").collect::<Vec<_>>(), [""]);
+    }
+
+    #[test]
+    fn an_artifact_root_is_the_one_directory_holding_the_sync_path() {
+        let tree = tempfile::tempdir().unwrap();
+        for dir in [
+            "kubernetes/clusters/prod",
+            "old/clusters/staging",
+            "clusters/dev",
+        ] {
+            std::fs::create_dir_all(tree.path().join(dir)).unwrap();
+        }
+        let dirs: Vec<String> = [
+            "kubernetes/clusters/prod",
+            "old/clusters/staging",
+            "clusters/dev",
+        ]
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+        let sync = |kind: &str, path: &str| ClusterSync {
+            source: ObjectRef::new(kind, "flux-system", "flux-system"),
+            url: None,
+            path: path.to_string(),
+            root: String::new(),
+            via: String::new(),
+            origin: None,
+            flux_version: None,
+            instance: Value::Null,
+        };
+        let root = |s: ClusterSync, dirs: &[String]| s.artifact_root(tree.path(), dirs, &[]);
+        assert_eq!(
+            root(sync("OCIRepository", "clusters/prod"), &dirs),
+            "kubernetes"
+        );
+        assert_eq!(root(sync("Bucket", "clusters/prod"), &dirs), "kubernetes");
+        // At the root already, or a git tree (whose paths are the repository's): the root.
+        assert_eq!(root(sync("OCIRepository", "clusters/dev"), &dirs), "");
+        assert_eq!(root(sync("GitRepository", "clusters/prod"), &dirs), "");
+        // Two directories could be the artifact: neither is guessed.
+        let two: Vec<String> = ["a/clusters/prod", "b/clusters/prod"]
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        assert_eq!(root(sync("OCIRepository", "clusters/prod"), &two), "");
+        // A mapping in .plumb.yaml says where it is.
+        let mapped = SourceMapping {
+            kind: Some("OCIRepository".into()),
+            namespace: None,
+            name: "flux-system".into(),
+            path: "deploy".into(),
+        };
+        assert_eq!(
+            sync("OCIRepository", "clusters/prod").artifact_root(tree.path(), &dirs, &[mapped]),
+            ""
+        );
     }
 
     #[test]

@@ -286,6 +286,11 @@ fn runtime_and_bootstrap() {
 }
 
 #[test]
+fn oci_sync_artifact_root() {
+    check("oci-sync-artifact-root");
+}
+
+#[test]
 fn self_produced_substitute_from() {
     check("self-produced");
 }
