@@ -104,6 +104,36 @@ fn sub002_patterns_are_configurable() {
 }
 
 #[test]
+fn sub001_dashboards_once_per_file_and_not_where_flux_substitutes_nothing() {
+    let findings = check(&fixture("SUB001", "dashboards"));
+    // `app` substitutes: strict mode fails on `${DS_PROMETHEUS}`, one finding for the three.
+    // `exporter` substitutes nothing (no variable): Grafana's `${DS_PROMETHEUS}` is meant to
+    // reach Grafana, but the cluster's own `${CLUSTER_NAME}` reaching it literally is a mistake.
+    assert_eq!(
+        places(&findings),
+        vec![
+            at("SUB001", "app/dashboard.json", 3, 51),
+            at("SUB001", "exporter/dashboard.json", 7, 13),
+        ]
+    );
+    assert!(findings[1]
+        .message
+        .contains("`${CLUSTER_NAME}` reaches the cluster as literal text"));
+    assert!(
+        findings[0]
+            .message
+            .contains("`${DS_PROMETHEUS}` is not defined for Kustomization flux-system/app"),
+        "{}",
+        findings[0].message
+    );
+    assert!(
+        findings[0].message.ends_with("(3 references in this file)"),
+        "{}",
+        findings[0].message
+    );
+}
+
+#[test]
 fn sub003_shell_syntax_in_a_generated_script() {
     let findings = check(&fixture("SUB003", "bad"));
     // The script is a configMapGenerator file: its value has no span, so the finding points

@@ -70,6 +70,7 @@ impl Rule for UnresolvedVariable {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        let start = out.len();
         let mut seen = HashSet::new();
         for entry in &cx.build.entries {
             let produced = Produced::of(entry);
@@ -120,19 +121,18 @@ impl Rule for UnresolvedVariable {
                                     r.name
                                 )
                             } else if scope.has_post_build() {
+                                // Literal text is a mistake only when it was meant for Flux: a
+                                // name the cluster defines, or a default outside shell text.
+                                // A Grafana dashboard's `${DS_PROMETHEUS}` is meant literally.
+                                if !meant_for_flux(&known, scalar, r) {
+                                    continue;
+                                }
                                 format!(
                                     "`{}` reaches the cluster as literal text: none of Kustomization {who}'s substitution variables resolved, so Flux substitutes nothing",
                                     &scalar.value[r.start..r.end]
                                 )
                             } else {
-                                // A variable the cluster never defines is Flux's only when it
-                                // has a default outside shell text: in a script or command line
-                                // (`PORT=${PORT:-5432}`) it is the shell's, and meant literally.
-                                if !known.contains(r.name.as_str())
-                                    && (!r.has_default
-                                        || scope::is_script(scalar)
-                                        || scope::is_shell_operator(&r.operator))
-                                {
+                                if !meant_for_flux(&known, scalar, r) {
                                     continue;
                                 }
                                 format!(
@@ -169,7 +169,54 @@ impl Rule for UnresolvedVariable {
                 }
             }
         }
+        let found = out.split_off(start);
+        out.extend(once_per_file(found));
     }
+}
+
+/// One finding per variable, file and Kustomization: a dashboard that names `${DS_PROMETHEUS}`
+/// forty times is one mistake. The first place is kept, and the message counts the others.
+fn once_per_file(found: Vec<Finding>) -> Vec<Finding> {
+    let mut kept: Vec<(Finding, usize)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for f in found {
+        let key = (
+            f.location.as_ref().map(|l| l.file.clone()),
+            f.message.clone(),
+            f.chain.clone(),
+        );
+        match index.get(&key) {
+            Some(&i) => {
+                let (_, count): &mut (Finding, usize) = &mut kept[i];
+                *count += 1;
+            }
+            None => {
+                index.insert(key, kept.len());
+                kept.push((f, 1));
+            }
+        }
+    }
+    kept.into_iter()
+        .map(|(mut f, count)| {
+            if count > 1 {
+                f.message
+                    .push_str(&format!(" ({count} references in this file)"));
+            }
+            f
+        })
+        .collect()
+}
+
+/// Whether a reference that reaches the cluster as literal text was meant for Flux: a name some
+/// Kustomization of the cluster defines, or one with a default outside shell text (in a script
+/// or command line, `PORT=${PORT:-5432}` is the shell's, and meant literally).
+fn meant_for_flux(
+    known: &BTreeSet<&str>,
+    scalar: &scope::ScalarAt<'_>,
+    r: &varsub::VarRef,
+) -> bool {
+    known.contains(r.name.as_str())
+        || (r.has_default && !scope::is_script(scalar) && !scope::is_shell_operator(&r.operator))
 }
 
 fn display_dir(path: &str) -> &str {
