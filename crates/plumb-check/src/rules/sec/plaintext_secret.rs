@@ -12,9 +12,9 @@ use std::path::Path;
 /// files: a `kind: Secret` document without SOPS metadata, and a kustomize `secretGenerator`
 /// with `literals`, or with `envs`/`files` that are not SOPS-encrypted. Every YAML file of the
 /// repository is read, built or not: a file Flux never applies is still in Git's history.
-/// Values that hold a `${VAR}` reference are templates that substitution fills in, and keys
-/// that name an account (`username`, `POSTGRES_USER`) hold no credential: neither is
-/// reported. The finding
+/// Values that hold a `${VAR}` reference are templates that substitution fills in, keys
+/// that name an account (`username`, `POSTGRES_USER`) hold no credential, and PEM certificates
+/// (`ca.crt`, `tls.crt`) are public: none is reported. The finding
 /// points at the first key with a value.
 ///
 /// ## Why is this bad?
@@ -90,6 +90,25 @@ fn is_plaintext(value: &str) -> bool {
         && !is_encrypted_value(value)
         && !value.contains("${")
         && !is_secret_reference(value)
+        && !is_certificate(value)
+}
+
+/// Whether the value is only PEM certificates (a CA bundle, `tls.crt`, `ca.crt`): public by
+/// design, unlike the private key that may sit beside them (`tls.key`).
+fn is_certificate(value: &str) -> bool {
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let mut rest = value.trim();
+    if !rest.starts_with(BEGIN) {
+        return false;
+    }
+    while let Some(block) = rest.strip_prefix(BEGIN) {
+        let Some(end) = block.find(END) else {
+            return false;
+        };
+        rest = block[end + END.len()..].trim_start();
+    }
+    rest.is_empty()
 }
 
 /// A `data` value: base64 of the secret, which may itself be a reference.
@@ -298,7 +317,7 @@ mod tests {
 
 #[cfg(test)]
 mod identity_keys {
-    use super::{is_identity_key, secret_document};
+    use super::{is_certificate, is_identity_key, secret_document};
     use std::path::Path;
 
     fn finding_key(text: &str) -> Option<String> {
@@ -306,6 +325,36 @@ mod identity_keys {
             .unwrap()
             .remove(0);
         secret_document(&doc, Path::new("")).map(|f| f.message)
+    }
+
+    #[test]
+    fn a_certificate_is_public_but_the_key_beside_it_is_not() {
+        use base64::Engine;
+        let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+        let key =
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n";
+        // xunholy/k8s-gitops: cilium's CA, certificate and key, rendered into the repository.
+        let ca = format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cilium-ca\ndata:\n  ca.crt: {}\n  ca.key: {}\n",
+            b64(cert),
+            b64(key)
+        );
+        assert_eq!(
+            finding_key(&ca).as_deref(),
+            Some("Secret `cilium-ca` is committed with its `data.ca.key` in plaintext (base64 is an encoding, not encryption)")
+        );
+        // A trust bundle holds no secret: certificates only, one or a chain.
+        let bundle = format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: root-ca\ndata:\n  ca.crt: {}\nstringData:\n  chain.pem: |\n    {}    {}",
+            b64(cert),
+            cert.replace('\n', "\n    "),
+            cert.replace('\n', "\n    ")
+        );
+        assert_eq!(finding_key(&bundle), None, "{bundle}");
+        // Text around a certificate is not a certificate.
+        assert!(!is_certificate(&format!("{cert}password: x")));
+        assert!(!is_certificate("-----BEGIN CERTIFICATE-----\nMIIB"));
     }
 
     #[test]
