@@ -265,3 +265,72 @@ fn a_remote_component_is_applied() {
     let out = build_yaml(&f.overlay, &options).unwrap();
     assert!(out.contains("team: platform"), "{out}");
 }
+
+#[test]
+fn generator_files_and_env_files_may_be_urls() {
+    // toboshii/home-ops: Flux's Grafana dashboards, by URL, in a configMapGenerator. kustomize's
+    // loader fetches an http(s) file source; the key defaults to the URL's last element.
+    let f = fixture();
+    write(
+        &f.overlay,
+        "kustomization.yaml",
+        "configMapGenerator:\n- name: dashboards\n  files:\n  - cluster.json=https://example.com/dashboards/cluster.json\n  - https://example.com/dashboards/logs.json\n  envs:\n  - https://example.com/vars.env\n  options:\n    disableNameSuffixHash: true\n",
+    );
+    let remote = LocalRemote {
+        trees: Vec::new(),
+        files: vec![
+            (
+                "https://example.com/dashboards/cluster.json".into(),
+                "{\"title\": \"cluster\"}".into(),
+            ),
+            (
+                "https://example.com/dashboards/logs.json".into(),
+                "{\"title\": \"logs\"}".into(),
+            ),
+            ("https://example.com/vars.env".into(), "REGION=eu\n".into()),
+        ],
+    };
+    let out = build_yaml(&f.overlay, &options(remote)).unwrap();
+    assert!(out.contains("  REGION: eu\n"), "{out}");
+    assert!(
+        out.contains("  cluster.json: '{\"title\": \"cluster\"}'\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  logs.json: '{\"title\": \"logs\"}'\n"),
+        "{out}"
+    );
+
+    // A URL that cannot be had names it, as the GET failed; without a remote, it is refused.
+    write(
+        &f.overlay,
+        "kustomization.yaml",
+        "configMapGenerator:\n- name: dashboards\n  files:\n  - https://example.com/missing.json\n",
+    );
+    let empty = || LocalRemote {
+        trees: Vec::new(),
+        files: Vec::new(),
+    };
+    let err = build_yaml(&f.overlay, &options(empty())).unwrap_err();
+    let mut cur = &err;
+    while let KustomizeError::Accumulating { source, .. } = cur {
+        cur = source;
+    }
+    // The server said the URL names nothing: the entry is wrong, not unavailable.
+    assert!(
+        matches!(cur, KustomizeError::RemoteFetch { url, broken: true, .. } if url == "https://example.com/missing.json"),
+        "{err:?}"
+    );
+    let err = err.to_string();
+    assert!(
+        err.contains("GET https://example.com/missing.json: status code 404"),
+        "{err}"
+    );
+    let err = build_yaml(&f.overlay, &BuildOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("remote file \"https://example.com/missing.json\""),
+        "{err}"
+    );
+}

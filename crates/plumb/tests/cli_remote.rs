@@ -301,3 +301,40 @@ fn a_file_two_kustomizations_list_is_fetched_once_per_run() {
     assert!(out.contains("Service/b/web"), "{out}");
     assert_eq!(server.requests(), 1, "one GET for both Kustomizations");
 }
+
+#[test]
+fn a_generator_file_source_by_url_is_fetched_and_reused_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut server = HttpServer::start(&[
+        ("/dashboards/cluster.json", "{\"title\": \"cluster\"}\n"),
+        ("/vars.env", "REGION=eu\n"),
+    ]);
+    let cache = tmp.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let dir = tmp.path().join("dashboards");
+    write(
+        &dir,
+        "kustomization.yaml",
+        &format!(
+            "configMapGenerator:\n- name: dashboards\n  files:\n  - {}\n  envs:\n  - {}\n",
+            server.url("/dashboards/cluster.json"),
+            server.url("/vars.env")
+        ),
+    );
+    let (code, online, err) = plumb(&["kustomize", "build", "--cache-dir", cache_arg], &dir);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(online.contains("  REGION: eu\n"), "{online}");
+    assert!(
+        online.contains("  cluster.json: |\n    {\"title\": \"cluster\"}\n"),
+        "{online}"
+    );
+    assert_eq!(server.requests(), 2);
+
+    server.stop();
+    let (code, offline, err) = plumb(
+        &["kustomize", "build", "--offline", "--cache-dir", cache_arg],
+        &dir,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(offline, online);
+}

@@ -4,6 +4,7 @@
 
 use crate::context::Context;
 use crate::loader;
+use crate::remote::RemoteKind;
 use std::path::Path;
 
 /// One key and its value, which may be any bytes (a file's content need not be UTF-8).
@@ -21,31 +22,73 @@ pub struct Sources<'a> {
     pub root: &'a Path,
 }
 
+/// Why a generator's pairs could not be had, in kustomize's wording ("loading KV pairs: ...").
+#[derive(Debug)]
+pub enum LoadError {
+    Invalid(String),
+    /// An `http(s)` file source that could not be fetched: `url`, why (the fetch's own message),
+    /// and whether the server said it is wrong (a 404) rather than the fetch being impossible
+    /// here.
+    Fetch {
+        url: String,
+        message: String,
+        broken: bool,
+    },
+}
+
+/// What reading one source met: the message, and the failed fetch when it was one.
+struct ReadError {
+    message: String,
+    fetch: Option<(String, bool)>,
+}
+
+impl From<String> for ReadError {
+    fn from(message: String) -> ReadError {
+        ReadError {
+            message,
+            fetch: None,
+        }
+    }
+}
+
 /// All pairs of `sources`, with kustomize's error wording ("loading KV pairs: ...").
-pub fn load(sources: &Sources<'_>, ctx: &Context) -> Result<Vec<Pair>, String> {
-    let wrap = |what: &str, list: &[String], e: String| {
-        format!("loading KV pairs: {what}{}: {e}", go_list(list))
+pub fn load(sources: &Sources<'_>, ctx: &Context) -> Result<Vec<Pair>, LoadError> {
+    let wrap = |what: &str, list: &[String], e: ReadError| match e.fetch {
+        Some((url, broken)) => LoadError::Fetch {
+            url,
+            message: e.message,
+            broken,
+        },
+        None => LoadError::Invalid(format!(
+            "loading KV pairs: {what}{}: {}",
+            go_list(list),
+            e.message
+        )),
     };
     let mut pairs = Vec::new();
     for env in sources.envs {
         let content = read(sources.root, env, ctx)
             .map_err(|e| wrap("env source files: ", sources.envs, e))?;
         pairs.extend(
-            env_file_pairs(&content).map_err(|e| wrap("env source files: ", sources.envs, e))?,
+            env_file_pairs(&content)
+                .map_err(|e| wrap("env source files: ", sources.envs, e.into()))?,
         );
     }
     for literal in sources.literals {
         pairs.push(
-            literal_pair(literal).map_err(|e| wrap("literal sources ", sources.literals, e))?,
+            literal_pair(literal)
+                .map_err(|e| wrap("literal sources ", sources.literals, e.into()))?,
         );
     }
     for source in sources.files {
-        let result = file_source(source).and_then(|(key, path)| {
-            Ok(Pair {
-                key,
-                value: read(sources.root, &path, ctx)?,
-            })
-        });
+        let result = file_source(source)
+            .map_err(ReadError::from)
+            .and_then(|(key, path)| {
+                Ok(Pair {
+                    key,
+                    value: read(sources.root, &path, ctx)?,
+                })
+            });
         pairs.push(result.map_err(|e| wrap("file sources: ", sources.files, e))?);
     }
     Ok(pairs)
@@ -108,8 +151,23 @@ fn base_name(path: &str) -> String {
 }
 
 /// Reads a file a generator names, relative to the kustomization's directory, under the load
-/// restrictor.
-fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, String> {
+/// restrictor; an `http(s)` URL is fetched, as kustomize's loader fetches it.
+fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, ReadError> {
+    if is_remote_file(relative) {
+        return match &ctx.options.remote {
+            Some(remote) if matches!(remote.classify(relative), RemoteKind::Http { .. }) => remote
+                .file(relative)
+                .map(String::into_bytes)
+                .map_err(|failure| ReadError {
+                    message: failure.message,
+                    fetch: Some((relative.to_string(), failure.broken)),
+                }),
+            _ => Err(format!(
+                "remote file {relative:?}: plumb builds offline; vendor it into the repository"
+            )
+            .into()),
+        };
+    }
     let path = loader::clean(&root.join(relative));
     // Only errors show it: resolving it costs a `readlink` a component.
     let shown = || loader::absolute(&path).display().to_string();
@@ -118,14 +176,22 @@ fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, String> {
         let shown = shown();
         return Err(format!(
             "evalsymlink failure on '{shown}' : lstat {shown}: no such file or directory"
-        ));
+        )
+        .into());
     }
     loader::check_restrictor(ctx.options.load_restrictor, root, &path)
         .map_err(|e| e.to_string())?;
     if fs.is_dir(&path) {
-        return Err(format!("'{}' must resolve to a file", shown()));
+        return Err(format!("'{}' must resolve to a file", shown()).into());
     }
-    fs.read(&path).map_err(|e| e.to_string())
+    Ok(fs.read(&path).map_err(|e| e.to_string())?)
+}
+
+/// Whether kustomize's loader fetches `path` over HTTP: its scheme is `http` or `https`.
+fn is_remote_file(path: &str) -> bool {
+    path.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+    })
 }
 
 /// The pairs of a `.env` file: one `KEY=value` a line, the value taken verbatim (no quote

@@ -102,7 +102,25 @@ fn generate_one(
         envs: &generator.envs,
         root,
     };
-    let pairs = kv::load(&sources, ctx).map_err(fail)?;
+    let pairs = kv::load(&sources, ctx).map_err(|e| match e {
+        kv::LoadError::Invalid(message) => fail(message),
+        // A file source fetched over HTTP that could not be had: like a remote resource, the
+        // build is unavailable, not wrong, unless the server said the URL names nothing.
+        kv::LoadError::Fetch {
+            url,
+            message,
+            broken,
+        } => KustomizeError::RemoteFetch {
+            what: "generator file".into(),
+            url,
+            message: format!(
+                "{}{}: {message}",
+                generator.declared_in.display(),
+                generator.line.map(|l| format!(":{l}")).unwrap_or_default()
+            ),
+            broken,
+        },
+    })?;
     let mut node = match generator.kind {
         GeneratedKind::ConfigMap => configmap::make(generator, pairs),
         GeneratedKind::Secret => secret::make(generator, pairs),
