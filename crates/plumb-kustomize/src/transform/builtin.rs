@@ -95,7 +95,23 @@ pub fn run_transformer(
                 namespace: field_specs(config)?,
                 ..TransformerConfig::default()
             };
-            namespace::run(&fake, list, ctx, &cfg)?;
+            let flag = |key: &str| {
+                matches!(
+                    config.node.get(key).and_then(Node::scalar_value),
+                    Some("true" | "True" | "TRUE")
+                )
+            };
+            let options = namespace::Options {
+                unset_only: flag("unsetOnly"),
+                subjects: namespace::Subjects::parse(
+                    config
+                        .node
+                        .get("setRoleBindingSubjects")
+                        .and_then(Node::scalar_value)
+                        .unwrap_or(""),
+                )?,
+            };
+            namespace::run_with(&fake, list, ctx, &cfg, options)?;
             Ok(true)
         }
         "ImageTagTransformer" => {

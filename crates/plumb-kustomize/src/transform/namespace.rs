@@ -10,7 +10,7 @@ use crate::error::KustomizeError;
 use crate::fieldspec::{Create, FieldSpec};
 use crate::kustomization::Kustomization;
 use crate::transform::values;
-use plumb_yaml::Node;
+use plumb_yaml::{Node, ScalarStyle};
 
 const METADATA_NAMESPACE: &str = "metadata/namespace";
 const METADATA_NAME: &str = "metadata/name";
@@ -34,12 +34,59 @@ fn is_namespaced(ctx: &Context, api_version: &str, kind: &str) -> bool {
     !EXTRA_CLUSTER_SCOPED.contains(&(api_version, kind)) && ctx.is_namespaced(api_version, kind)
 }
 
+/// Which subjects of (Cluster)RoleBindings take the namespace: the builtin
+/// NamespaceTransformer's `setRoleBindingSubjects`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Subjects {
+    /// Those named `default` (`defaultOnly`, the default).
+    #[default]
+    NamedDefault,
+    /// Those of kind ServiceAccount (`allServiceAccounts`).
+    ServiceAccounts,
+    /// None (`none`).
+    None,
+}
+
+impl Subjects {
+    /// The mode `setRoleBindingSubjects` names (empty: the default), as kustomize refuses others.
+    pub fn parse(text: &str) -> Result<Subjects, KustomizeError> {
+        match text {
+            "" | "defaultOnly" => Ok(Subjects::NamedDefault),
+            "allServiceAccounts" => Ok(Subjects::ServiceAccounts),
+            "none" => Ok(Subjects::None),
+            other => Err(KustomizeError::Other(format!(
+                "invalid value {other:?} for setRoleBindingSubjects: must be one of \"defaultOnly\", \"none\" or \"allServiceAccounts\""
+            ))),
+        }
+    }
+}
+
+/// How the namespace is set: the builtin NamespaceTransformer's options; the kustomization's
+/// `namespace:` uses the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `unsetOnly`: only fields that are missing or empty are set.
+    pub unset_only: bool,
+    pub subjects: Subjects,
+}
+
 /// Applies the kustomization's `namespace:`.
 pub fn run(
     k: &Kustomization,
     list: &mut ResourceList,
     ctx: &Context,
     config: &TransformerConfig,
+) -> Result<(), KustomizeError> {
+    run_with(k, list, ctx, config, Options::default())
+}
+
+/// [`run`] with the builtin transformer's options.
+pub fn run_with(
+    k: &Kustomization,
+    list: &mut ResourceList,
+    ctx: &Context,
+    config: &TransformerConfig,
+    options: Options,
 ) -> Result<(), KustomizeError> {
     let Some(node) = k.field("namespace") else {
         return Ok(());
@@ -65,12 +112,14 @@ pub fn run(
         r.previous_ids.push(before);
         if is_namespaced(ctx, r.api_version(), r.kind()) {
             if let Some(meta) = r.node.ensure_mapping("metadata") {
-                meta.set("namespace", Node::string(namespace.as_str()));
+                if !options.unset_only || is_unset(meta.get("namespace")) {
+                    meta.set("namespace", Node::string(namespace.as_str()));
+                }
             }
         }
         let is_binding = matches!(gvk.kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
         if is_binding {
-            set_default_subjects(&mut r.node, &namespace);
+            set_subjects(&mut r.node, &namespace, options);
         }
         // Only a core Namespace is renamed: other kinds called Namespace keep their names.
         let core = r.api_version() == "v1";
@@ -85,6 +134,9 @@ pub fn run(
                 continue;
             }
             fs.apply(&mut r.node, Create::Scalar, &mut |leaf| {
+                if options.unset_only && !is_unset(Some(leaf)) {
+                    return Ok(());
+                }
                 set_scalar(leaf, &namespace, &path)
             })?;
         }
@@ -98,15 +150,37 @@ pub fn run(
     Ok(())
 }
 
-/// Sets the namespace of every subject named `default` (kustomize's default subject mode).
-fn set_default_subjects(node: &mut Node, namespace: &str) {
+/// Sets the namespace of the subjects `options` selects: by default those named `default`.
+fn set_subjects(node: &mut Node, namespace: &str, options: Options) {
     let Some(subjects) = node.get_mut("subjects").and_then(Node::as_sequence_mut) else {
         return;
     };
     for subject in subjects.iter_mut().filter(|s| s.is_mapping()) {
-        if subject.str_at(&["name"]) == Some("default") {
+        let selected = match options.subjects {
+            Subjects::NamedDefault => subject.str_at(&["name"]) == Some("default"),
+            Subjects::ServiceAccounts => subject.str_at(&["kind"]) == Some("ServiceAccount"),
+            Subjects::None => false,
+        };
+        if selected && (!options.unset_only || is_unset(subject.get("namespace"))) {
             subject.set("namespace", Node::string(namespace));
         }
+    }
+}
+
+/// Whether a namespace field counts as unset for `unsetOnly`: missing, or a scalar with no text
+/// (kustomize's `SetEntryIfEmpty`): `namespace: ""` or `namespace:`, not `~` or `null`. The
+/// parser reads an empty value as `~` with an empty span, which tells the two apart.
+fn is_unset(field: Option<&Node>) -> bool {
+    let Some(node) = field else {
+        return true;
+    };
+    match node.as_scalar() {
+        Some(s) if s.value.is_empty() => true,
+        Some(s) if s.value == "~" && s.style == ScalarStyle::Plain => node
+            .span
+            .as_ref()
+            .is_some_and(|span| span.start == span.end),
+        _ => false,
     }
 }
 
