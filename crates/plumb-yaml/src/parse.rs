@@ -113,13 +113,39 @@ fn read_with_granit(
     for item in Parser::new_from_str_with_options(text, options) {
         let (event, span) = item.map_err(|e| {
             let offset = start + e.marker().byte_offset().unwrap_or(0);
-            YamlError::at(file, offset, e.info())
+            YamlError::at(
+                file,
+                offset,
+                with_alias_name(&e.info(), file.text(), offset),
+            )
         })?;
         let from = start + span.start.byte_offset().unwrap_or(0);
         let to = span.end.byte_offset().map_or(from, |end| start + end);
         builder.event(event, from, to)?;
     }
     Ok(builder.docs)
+}
+
+/// granit-parser's message, naming the anchor when an alias refers to none: the alias is the
+/// `*name` at the error's offset (kustomize says `unknown anchor 'pvc' referenced`).
+fn with_alias_name(info: &str, text: &str, offset: usize) -> String {
+    if !info.ends_with("unknown anchor") {
+        return info.to_string();
+    }
+    let name: String = text
+        .get(offset..)
+        .and_then(|rest| rest.strip_prefix('*'))
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
+                .collect()
+        })
+        .unwrap_or_default();
+    if name.is_empty() {
+        info.to_string()
+    } else {
+        format!("{info} '{name}'")
+    }
 }
 
 /// How big a finished node is: what copying it for an alias costs, and how deep it nests.
@@ -295,7 +321,8 @@ impl Builder {
     /// A copy of the node anchored as `id`, for an alias at byte `at`, if the budget allows it.
     fn expand(&mut self, id: usize, at: usize) -> Result<(Node, Extent), YamlError> {
         let Some(&(_, extent)) = self.anchors.get(&id) else {
-            return Err(YamlError::at(&self.file, at, "unknown anchor".into()));
+            let message = with_alias_name("unknown anchor", self.file.text(), at);
+            return Err(YamlError::at(&self.file, at, message));
         };
         self.charge(extent.nodes, at, "expanding this alias")?;
         let depth = self.stack.len() + extent.height;

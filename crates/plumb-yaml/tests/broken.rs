@@ -51,7 +51,7 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("unclosed-flow-map.yaml", 1, 4, "unclosed bracket '{'"),
     ("unclosed-flow-seq.yaml", 1, 4, "unclosed bracket '['"),
     ("unclosed-single.yaml", 2, 4, "unclosed quote"),
-    ("undefined-alias.yaml", 2, 4, "unknown anchor"),
+    ("undefined-alias.yaml", 2, 4, "unknown anchor 'nope'"),
 ];
 
 fn load(path: &Path) -> Result<Vec<serde_json::Value>, plumb_yaml::YamlError> {
