@@ -25,6 +25,7 @@ pub struct Sources<'a> {
 /// Why a generator's pairs could not be had, in kustomize's wording ("loading KV pairs: ...").
 #[derive(Debug)]
 pub enum LoadError {
+    /// The sources are wrong: a missing file, a bad literal or `.env` line.
     Invalid(String),
     /// An `http(s)` file source that could not be fetched: `url`, why (the fetch's own message),
     /// and whether the server said it is wrong (a 404) rather than the fetch being impossible
@@ -36,34 +37,21 @@ pub enum LoadError {
     },
 }
 
-/// What reading one source met: the message, and the failed fetch when it was one.
-struct ReadError {
-    message: String,
-    fetch: Option<(String, bool)>,
-}
-
-impl From<String> for ReadError {
-    fn from(message: String) -> ReadError {
-        ReadError {
-            message,
-            fetch: None,
-        }
+impl From<String> for LoadError {
+    fn from(message: String) -> LoadError {
+        LoadError::Invalid(message)
     }
 }
 
 /// All pairs of `sources`, with kustomize's error wording ("loading KV pairs: ...").
 pub fn load(sources: &Sources<'_>, ctx: &Context) -> Result<Vec<Pair>, LoadError> {
-    let wrap = |what: &str, list: &[String], e: ReadError| match e.fetch {
-        Some((url, broken)) => LoadError::Fetch {
-            url,
-            message: e.message,
-            broken,
-        },
-        None => LoadError::Invalid(format!(
-            "loading KV pairs: {what}{}: {}",
-            go_list(list),
-            e.message
+    // A failed fetch keeps its own message: the URL it names is the source.
+    let wrap = |what: &str, list: &[String], e: LoadError| match e {
+        LoadError::Invalid(message) => LoadError::Invalid(format!(
+            "loading KV pairs: {what}{}: {message}",
+            go_list(list)
         )),
+        fetch => fetch,
     };
     let mut pairs = Vec::new();
     for env in sources.envs {
@@ -82,7 +70,7 @@ pub fn load(sources: &Sources<'_>, ctx: &Context) -> Result<Vec<Pair>, LoadError
     }
     for source in sources.files {
         let result = file_source(source)
-            .map_err(ReadError::from)
+            .map_err(LoadError::from)
             .and_then(|(key, path)| {
                 Ok(Pair {
                     key,
@@ -152,15 +140,16 @@ fn base_name(path: &str) -> String {
 
 /// Reads a file a generator names, relative to the kustomization's directory, under the load
 /// restrictor; an `http(s)` URL is fetched, as kustomize's loader fetches it.
-fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, ReadError> {
+fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, LoadError> {
     if is_remote_file(relative) {
         return match &ctx.options.remote {
             Some(remote) if matches!(remote.classify(relative), RemoteKind::Http { .. }) => remote
                 .file(relative)
                 .map(String::into_bytes)
-                .map_err(|failure| ReadError {
+                .map_err(|failure| LoadError::Fetch {
+                    url: relative.to_string(),
                     message: failure.message,
-                    fetch: Some((relative.to_string(), failure.broken)),
+                    broken: failure.broken,
                 }),
             _ => Err(format!(
                 "remote file {relative:?}: plumb builds offline; vendor it into the repository"

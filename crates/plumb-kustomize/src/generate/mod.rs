@@ -113,11 +113,8 @@ fn generate_one(
         } => KustomizeError::RemoteFetch {
             what: "generator file".into(),
             url,
-            message: format!(
-                "{}{}: {message}",
-                generator.declared_in.display(),
-                generator.line.map(|l| format!(":{l}")).unwrap_or_default()
-            ),
+            // Placed as the generator's other errors are: its file and line first.
+            message: fail(message).to_string(),
             broken,
         },
     })?;

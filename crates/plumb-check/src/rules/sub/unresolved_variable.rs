@@ -178,7 +178,7 @@ impl Rule for UnresolvedVariable {
 /// forty times is one mistake. The first place is kept, and the message counts the others.
 fn once_per_file(found: Vec<Finding>) -> Vec<Finding> {
     let mut kept: Vec<(Finding, usize)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
     for f in found {
         let key = (
             f.location.as_ref().map(|l| l.file.clone()),
@@ -186,10 +186,7 @@ fn once_per_file(found: Vec<Finding>) -> Vec<Finding> {
             f.chain.clone(),
         );
         match index.get(&key) {
-            Some(&i) => {
-                let (_, count): &mut (Finding, usize) = &mut kept[i];
-                *count += 1;
-            }
+            Some(&i) => kept[i].1 += 1,
             None => {
                 index.insert(key, kept.len());
                 kept.push((f, 1));
