@@ -146,27 +146,32 @@ impl Schema {
     /// the offending entry) if it is not a schema table.
     pub fn from_table_json(text: &str) -> Result<Schema, SchemaError> {
         let root: Value = serde_json::from_str(text)?;
-        let root = as_object(&root, "$")?;
+        let at = At::ROOT;
         let mut schema = Schema::default();
-        for (key, value) in root {
+        for (key, value) in as_object(&root, at)? {
+            let at = at.child(key);
             match key.as_str() {
                 "_source" => {}
                 "resources" => {
-                    for (api_version, kinds) in as_object(value, "resources")? {
-                        let path = format!("resources.{api_version}");
-                        for (kind, entry) in as_object(kinds, &path)? {
-                            let resource = parse_resource(entry, &format!("{path}.{kind}"))?;
-                            schema.add_resource(api_version, kind, resource);
+                    for (api_version, kinds) in as_object(value, at)? {
+                        let at = at.child(api_version);
+                        let table = schema.resources.entry(api_version.clone()).or_default();
+                        for (kind, entry) in as_object(kinds, at)? {
+                            let resource = parse_resource(entry, at.child(kind))?;
+                            Schema::merge_resource(
+                                table.entry(kind.clone()).or_default(),
+                                resource,
+                            );
                         }
                     }
                 }
                 "definitions" => {
-                    for (name, definition) in as_object(value, "definitions")? {
-                        let path = format!("definitions.{name}");
-                        schema.add_definition(name, parse_definition(definition, &path)?);
+                    for (name, definition) in as_object(value, at)? {
+                        let definition = parse_definition(definition, at.child(name))?;
+                        schema.add_definition(name.clone(), definition);
                     }
                 }
-                other => return Err(format_error("$", format!("unknown key `{other}`"))),
+                other => return Err(At::ROOT.error(format!("unknown key `{other}`"))),
             }
         }
         Ok(schema)
@@ -232,6 +237,10 @@ impl Schema {
             .or_default()
             .entry(kind.to_owned())
             .or_default();
+        Schema::merge_resource(entry, resource);
+    }
+
+    fn merge_resource(entry: &mut Resource, resource: Resource) {
         if resource.definition.is_some() {
             entry.definition = resource.definition;
         }
@@ -471,94 +480,118 @@ impl<'s> FieldInfo<'s> {
     }
 }
 
-fn format_error(path: &str, message: impl Into<String>) -> SchemaError {
-    SchemaError::Format {
-        path: path.to_owned(),
-        message: message.into(),
+/// Where in a table a parser is: the keys from the root, rendered (`definitions.a.B.fields`)
+/// only when an error names it, so that reading a table allocates no path per entry.
+#[derive(Clone, Copy)]
+struct At<'p> {
+    parent: Option<&'p At<'p>>,
+    key: &'p str,
+}
+
+impl<'p> At<'p> {
+    const ROOT: At<'static> = At {
+        parent: None,
+        key: "$",
+    };
+
+    fn child(&'p self, key: &'p str) -> At<'p> {
+        At {
+            parent: (self.parent.is_some() || self.key != "$").then_some(self),
+            key,
+        }
+    }
+
+    fn render(&self) -> String {
+        match self.parent {
+            Some(parent) => format!("{}.{}", parent.render(), self.key),
+            None => self.key.to_owned(),
+        }
+    }
+
+    fn error(&self, message: impl Into<String>) -> SchemaError {
+        SchemaError::Format {
+            path: self.render(),
+            message: message.into(),
+        }
     }
 }
 
-fn as_object<'v>(value: &'v Value, path: &str) -> Result<&'v Map<String, Value>, SchemaError> {
+fn as_object<'v>(value: &'v Value, at: At<'_>) -> Result<&'v Map<String, Value>, SchemaError> {
     value
         .as_object()
-        .ok_or_else(|| format_error(path, "expected an object"))
+        .ok_or_else(|| at.error("expected an object"))
 }
 
-fn as_str<'v>(value: &'v Value, path: &str) -> Result<&'v str, SchemaError> {
-    value
-        .as_str()
-        .ok_or_else(|| format_error(path, "expected a string"))
+fn as_str<'v>(value: &'v Value, at: At<'_>) -> Result<&'v str, SchemaError> {
+    value.as_str().ok_or_else(|| at.error("expected a string"))
 }
 
-fn parse_resource(value: &Value, path: &str) -> Result<Resource, SchemaError> {
+fn parse_resource(value: &Value, at: At<'_>) -> Result<Resource, SchemaError> {
     let mut resource = Resource::default();
-    for (key, value) in as_object(value, path)? {
-        let path = format!("{path}.{key}");
+    for (key, value) in as_object(value, at)? {
+        let at = at.child(key);
         match key.as_str() {
-            "definition" => resource.definition = Some(as_str(value, &path)?.to_owned()),
+            "definition" => resource.definition = Some(as_str(value, at)?.to_owned()),
             "namespaced" => {
                 let namespaced = value
                     .as_bool()
-                    .ok_or_else(|| format_error(&path, "expected a boolean"))?;
+                    .ok_or_else(|| at.error("expected a boolean"))?;
                 resource.namespaced = Some(namespaced);
             }
-            other => return Err(format_error(&path, format!("unknown key `{other}`"))),
+            other => return Err(at.error(format!("unknown key `{other}`"))),
         }
     }
     Ok(resource)
 }
 
-fn parse_definition(value: &Value, path: &str) -> Result<Definition, SchemaError> {
+fn parse_definition(value: &Value, at: At<'_>) -> Result<Definition, SchemaError> {
     let mut definition = Definition::default();
-    for (key, value) in as_object(value, path)? {
-        let path = format!("{path}.{key}");
+    for (key, value) in as_object(value, at)? {
+        let at = at.child(key);
         match key.as_str() {
             "fields" => {
-                for (name, shape) in as_object(value, &path)? {
-                    let shape = parse_shape(shape, &format!("{path}.{name}"))?;
+                for (name, shape) in as_object(value, at)? {
+                    let shape = parse_shape(shape, at.child(name))?;
                     definition.fields.insert(name.clone(), shape);
                 }
             }
-            "values" => definition.values = Some(parse_shape(value, &path)?),
-            other => return Err(format_error(&path, format!("unknown key `{other}`"))),
+            "values" => definition.values = Some(parse_shape(value, at)?),
+            other => return Err(at.error(format!("unknown key `{other}`"))),
         }
     }
     Ok(definition)
 }
 
-fn parse_shape(value: &Value, path: &str) -> Result<FieldShape, SchemaError> {
+fn parse_shape(value: &Value, at: At<'_>) -> Result<FieldShape, SchemaError> {
     let mut shape = FieldShape::new(ShapeKind::Scalar);
-    for (key, value) in as_object(value, path)? {
-        let path = format!("{path}.{key}");
+    for (key, value) in as_object(value, at)? {
+        let at = at.child(key);
         let kind = match key.as_str() {
-            "ref" => ShapeKind::Object(as_str(value, &path)?.to_owned()),
-            "items" => ShapeKind::List(Box::new(parse_shape(value, &path)?)),
-            "values" => ShapeKind::Map(Box::new(parse_shape(value, &path)?)),
+            "ref" => ShapeKind::Object(as_str(value, at)?.to_owned()),
+            "items" => ShapeKind::List(Box::new(parse_shape(value, at)?)),
+            "values" => ShapeKind::Map(Box::new(parse_shape(value, at)?)),
             "strategy" => {
-                shape.strategy = Some(as_str(value, &path)?.to_owned());
+                shape.strategy = Some(as_str(value, at)?.to_owned());
                 continue;
             }
             "key" => {
-                shape.merge_key = Some(as_str(value, &path)?.to_owned());
+                shape.merge_key = Some(as_str(value, at)?.to_owned());
                 continue;
             }
             "mapKeys" => {
                 let keys = value
                     .as_array()
-                    .ok_or_else(|| format_error(&path, "expected a list"))?;
+                    .ok_or_else(|| at.error("expected a list"))?;
                 shape.map_keys = keys
                     .iter()
-                    .map(|key| as_str(key, &path).map(str::to_owned))
+                    .map(|key| as_str(key, at).map(str::to_owned))
                     .collect::<Result<_, _>>()?;
                 continue;
             }
-            other => return Err(format_error(&path, format!("unknown key `{other}`"))),
+            other => return Err(at.error(format!("unknown key `{other}`"))),
         };
         if shape.kind != ShapeKind::Scalar {
-            return Err(format_error(
-                &path,
-                "only one of `ref`, `items`, `values` may be given",
-            ));
+            return Err(at.error("only one of `ref`, `items`, `values` may be given"));
         }
         shape.kind = kind;
     }
