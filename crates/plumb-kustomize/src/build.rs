@@ -263,7 +263,9 @@ impl Builder {
     /// nothing. Those two cases, nearly every level, share `other` instead of copying it.
     fn merge_config(&mut self, other: Arc<TransformerConfig>) -> Result<(), KustomizeError> {
         let level = self.config_mut();
-        if Arc::ptr_eq(level, &other) {
+        // An empty configuration (what a resource file's entry, built apart, adds) changes
+        // nothing, and merging it would copy a shared level.
+        if Arc::ptr_eq(level, &other) || *other == TransformerConfig::default() {
             return Ok(());
         }
         if **level == TransformerConfig::default() {
@@ -326,9 +328,11 @@ impl Builder {
         crate::openapi::apply(k, &mut self.ctx)?;
         let mut entries = k.string_list("bases")?;
         entries.extend(k.string_list("resources")?);
-        for entry in entries {
-            self.accumulate(k.dir(), &entry, list)
-                .map_err(|e| KustomizeError::accumulating(&entry, entry_line(k, &entry), e))?;
+        if !self.accumulate_side_by_side(k, &entries, list)? {
+            for entry in entries {
+                self.accumulate(k.dir(), &entry, list)
+                    .map_err(|e| KustomizeError::accumulating(&entry, entry_line(k, &entry), e))?;
+            }
         }
         let own = level_config(k, &self.ctx)?;
         self.merge_config(own)?;
@@ -368,6 +372,77 @@ impl Builder {
         self.run_steps(k, list)?;
         // kustomize merges a level's vars after its transformers ran.
         crate::vars::collect(k, list, &mut self.vars)
+    }
+
+    /// Accumulates a level's resource entries side by side (a directory of namespaces, each
+    /// a kustomization of its apps, is most of a Flux repository's root build), each entry by a
+    /// builder of its own, joined in the entries' order: their resources appended, the
+    /// transformer configurations they added merged, as one builder taking them one after
+    /// another does. That is exact while no entry changes what the entries after it read: when
+    /// one chose the build's schema (`openapi:`) or collected vars (each checked against the
+    /// vars before it), the results are dropped and `false` returned, for the caller to
+    /// accumulate the entries one by one. Also
+    /// `false`, with nothing done, for a single entry, a remote one, or a schema already
+    /// chosen (copying it per entry would cost more than the build).
+    fn accumulate_side_by_side(
+        &mut self,
+        k: &Kustomization,
+        entries: &[String],
+        list: &mut ResourceList,
+    ) -> Result<bool, KustomizeError> {
+        use rayon::prelude::*;
+        let local = |entry: &String| {
+            !loader::is_remote(entry)
+                && self
+                    .ctx
+                    .options
+                    .remote
+                    .as_ref()
+                    .is_none_or(|r| matches!(r.classify(entry), RemoteKind::Local))
+        };
+        if entries.len() < 2
+            || self.ctx.schema_chosen
+            || matches!(self.ctx.schema, std::borrow::Cow::Owned(_))
+            || !entries.iter().all(local)
+        {
+            return Ok(false);
+        }
+        let parts: Vec<(Builder, Result<ResourceList, KustomizeError>)> = entries
+            .par_iter()
+            .map(|entry| {
+                let mut fork = Builder {
+                    ctx: self.ctx.clone(),
+                    stack: self.stack.clone(),
+                    configs: vec![Arc::default()],
+                    vars: Vec::new(),
+                };
+                let mut part = ResourceList::default();
+                let result = fork.accumulate(k.dir(), entry, &mut part).map(|()| part);
+                (fork, result)
+            })
+            .collect();
+        // A var's name is checked against those collected before it, across entries: an entry
+        // with vars (rare, and deprecated) is left to the serial build to say which came first.
+        if parts
+            .iter()
+            .any(|(fork, _)| fork.ctx.schema_chosen || !fork.vars.is_empty())
+        {
+            return Ok(false);
+        }
+        for (entry, (fork, part)) in entries.iter().zip(parts) {
+            let at = |e| KustomizeError::accumulating(entry, entry_line(k, entry), e);
+            let part = part.map_err(at)?;
+            // In the order one builder takes these steps: the entry's configuration merged as
+            // its build ends, then its resources appended.
+            if let Some(config) = fork.configs.into_iter().next() {
+                self.merge_config(config).map_err(at)?;
+            }
+            for r in part.resources {
+                list.append(r).map_err(at)?;
+            }
+            self.ctx.builtin_schema_wanted |= fork.ctx.builtin_schema_wanted;
+        }
+        Ok(true)
     }
 
     /// A component works on the resources accumulated so far: its own resources join them,
