@@ -89,8 +89,9 @@ pub struct Bootstrap {
 }
 
 /// The bootstrap of the cluster at `entry`: from `dirs` (relative to `root`), or the default
-/// layouts when `dirs` is empty.
-pub fn load(root: &Path, dirs: &[String], entry: &str) -> Bootstrap {
+/// layouts when `dirs` is empty, read through `fs`, a file system confined to `root` (the
+/// build's, which may have read and parsed the files already).
+pub fn load(fs: &FileSystem, root: &Path, dirs: &[String], entry: &str) -> Bootstrap {
     let mut out = Bootstrap::default();
     let listed: Vec<String> = if dirs.is_empty() {
         DEFAULT_DIRS.iter().map(|d| d.to_string()).collect()
@@ -98,13 +99,9 @@ pub fn load(root: &Path, dirs: &[String], entry: &str) -> Bootstrap {
         dirs.iter().map(|d| source::clean_relative(d)).collect()
     };
     let entry_parts: Vec<&str> = entry.split('/').collect();
-    // Read as a build reads: nothing outside the repository.
-    let Ok(fs) = FileSystem::confined(root) else {
-        return out;
-    };
     let walk = Walk {
         root,
-        fs: &fs,
+        fs,
         entry_parts: &entry_parts,
     };
     for dir in listed {
@@ -215,15 +212,12 @@ impl Walk<'_> {
     /// templates) are not bootstrap objects and are passed over.
     fn file(&self, path: &Path, out: &mut Bootstrap) {
         let root = self.root;
-        let Ok(text) = self.fs.read_text(path) else {
-            return;
-        };
-        let Ok(docs) = plumb_yaml::parse_documents(path, &text) else {
+        let Ok(docs) = self.fs.read_documents(path) else {
             return;
         };
         let rel = relative(root, path);
         let mut used = false;
-        for doc in &docs {
+        for doc in docs.iter() {
             if let Some(releases) = doc.get("releases").and_then(|r| r.as_sequence()) {
                 used = true;
                 let dir = path.parent().unwrap_or(root);
@@ -552,6 +546,11 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
+    fn load_at(root: &Path, dirs: &[String], entry: &str) -> Bootstrap {
+        let fs = FileSystem::confined(root).expect("the test's tree");
+        load(&fs, root, dirs, entry)
+    }
+
     fn write(root: &Path, rel: &str, text: &str) {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -579,7 +578,7 @@ mod tests {
             "bootstrap/kustomize/cm.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-settings}\ndata: {A: b}\n",
         );
-        let b = load(root, &[], "kubernetes/flux/cluster");
+        let b = load_at(root, &[], "kubernetes/flux/cluster");
         let names: Vec<String> = b.objects.iter().map(Object::display_id).collect();
         assert_eq!(
             names,
@@ -605,7 +604,7 @@ mod tests {
                 &format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: key-{cluster}}}\n"),
             );
         }
-        let b = load(root, &[], "kubernetes/main/flux/cluster");
+        let b = load_at(root, &[], "kubernetes/main/flux/cluster");
         let names: Vec<&str> = b.objects.iter().map(Object::name).collect();
         assert_eq!(names, vec!["key-main"]);
     }
@@ -615,7 +614,7 @@ mod tests {
         for (rel, text) in files {
             write(t.path(), rel, text);
         }
-        load(t.path(), &[], "clusters/dev")
+        load_at(t.path(), &[], "clusters/dev")
             .releases
             .into_iter()
             .map(|r| (r.name, r.plan))

@@ -435,53 +435,32 @@ struct Context<'a> {
 fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Options) -> EntryBuild {
     let started = Instant::now();
     let config = cluster.config;
-    let entry_dir = source::join(root, entry);
-    // The entry as it stands, to find what syncs it.
-    let discovery = build_dir(&cluster.file_systems, root, &entry_dir, None);
-    let objects = match &discovery {
-        Ok(objects) => objects.clone(),
-        Err(_) => Vec::new(),
-    };
-    let bootstrapped = objects
-        .iter()
-        .filter(|o| o.is(KUSTOMIZE_GROUP, "Kustomization"))
-        .map(|o| FluxKustomization::from_object(o.clone()))
-        .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
-        .min_by_key(|k| k.source_ref.kind != "GitRepository");
+    // What bootstrap applies before Flux, read and rendered beside the entry's own build.
+    let ((bootstrap, bootstrap_releases), (discovery, self_sync, repository_inference)) =
+        rayon::join(
+            || {
+                let bootstrap = cluster
+                    .file_systems
+                    .confined(root)
+                    .map(|fs| crate::bootstrap::load(&fs, root, &config.bootstrap, entry))
+                    .unwrap_or_default();
+                let releases = crate::helm_release::bootstrap::render_bootstrap(
+                    &bootstrap,
+                    &crate::helm_release::bootstrap::BootstrapInputs {
+                        root,
+                        fetcher: options.fetcher.as_deref(),
+                        charts: &cluster.charts,
+                        kube_version: crate::helm_release::capabilities::kube_version(
+                            config.kubernetes_version.as_deref(),
+                        ),
+                    },
+                    options.renderer.as_ref(),
+                );
+                (bootstrap, releases)
+            },
+            || self_sync(root, entry, cluster),
+        );
     let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
-    let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
-        (Some(ks), _) => (Some(ks), None),
-        (None, Some(sync)) => (
-            Some(sync.kustomization()),
-            Some(cluster_sync_inference(sync)),
-        ),
-        (None, None)
-            if cluster
-                .discovery
-                .bootstrap_entries
-                .iter()
-                .any(|e| e == entry) =>
-        {
-            let name = sync::BOOTSTRAP_NAME;
-            let source = ObjectRef::new("GitRepository", name, name);
-            let root = sync::ClusterSync {
-                source: source.clone(),
-                url: None,
-                path: entry.to_string(),
-                root: String::new(),
-                via: String::new(),
-                origin: None,
-                flux_version: None,
-                instance: Value::Null,
-            };
-            let why = Inference::BootstrapEntry {
-                source,
-                entry: entry.to_string(),
-            };
-            (Some(root.kustomization()), Some(why))
-        }
-        (None, None) => (None, None),
-    };
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
     // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it.
     let lenient_flux = operator_sync
@@ -508,19 +487,6 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut results: Vec<Option<Built>> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut produced = Produced::default();
-    let bootstrap = crate::bootstrap::load(root, &config.bootstrap, entry);
-    let bootstrap_releases = crate::helm_release::bootstrap::render_bootstrap(
-        &bootstrap,
-        &crate::helm_release::bootstrap::BootstrapInputs {
-            root,
-            fetcher: options.fetcher.as_deref(),
-            charts: &cluster.charts,
-            kube_version: crate::helm_release::capabilities::kube_version(
-                config.kubernetes_version.as_deref(),
-            ),
-        },
-        options.renderer.as_ref(),
-    );
     let before_flux = crate::helm_release::bootstrap::before_flux(&bootstrap, &bootstrap_releases);
     for object in &before_flux {
         if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
@@ -743,6 +709,67 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             helm: helm_seconds,
         },
     }
+}
+
+/// The entry built as it stands, and the Kustomization that syncs it, with how that was
+/// found when the repository does not declare it: from the entry's own objects (the one
+/// `flux bootstrap` committed), a FluxInstance's sync, or the bootstrap Kustomization Flux
+/// would have for a directory nothing else covers.
+fn self_sync(
+    root: &Path,
+    entry: &str,
+    cluster: &Cluster<'_>,
+) -> (
+    Result<Vec<Object>, Diagnostic>,
+    Option<FluxKustomization>,
+    Option<Inference>,
+) {
+    let config = cluster.config;
+    let entry_dir = source::join(root, entry);
+    let discovery = build_dir(&cluster.file_systems, root, &entry_dir, None);
+    let bootstrapped = discovery
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|o| o.is(KUSTOMIZE_GROUP, "Kustomization"))
+        .map(|o| FluxKustomization::from_object(o.clone()))
+        .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
+        .min_by_key(|k| k.source_ref.kind != "GitRepository");
+    let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
+    let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
+        (Some(ks), _) => (Some(ks), None),
+        (None, Some(sync)) => (
+            Some(sync.kustomization()),
+            Some(cluster_sync_inference(sync)),
+        ),
+        (None, None)
+            if cluster
+                .discovery
+                .bootstrap_entries
+                .iter()
+                .any(|e| e == entry) =>
+        {
+            let name = sync::BOOTSTRAP_NAME;
+            let source = ObjectRef::new("GitRepository", name, name);
+            let root = sync::ClusterSync {
+                source: source.clone(),
+                url: None,
+                path: entry.to_string(),
+                root: String::new(),
+                via: String::new(),
+                origin: None,
+                flux_version: None,
+                instance: Value::Null,
+            };
+            let why = Inference::BootstrapEntry {
+                source,
+                entry: entry.to_string(),
+            };
+            (Some(root.kustomization()), Some(why))
+        }
+        (None, None) => (None, None),
+    };
+    (discovery, self_sync, repository_inference)
 }
 
 fn cluster_sync_inference(sync: &sync::ClusterSync) -> Inference {
