@@ -20,6 +20,20 @@ pub const MAX_FILE_SIZE: u64 = 64 << 20;
 /// A file's YAML documents, shared.
 type Documents = Arc<Vec<Node>>;
 
+/// What the file system remembers of a file it parsed.
+#[derive(Clone)]
+enum Parsed {
+    /// Parsed once and not kept: keeping every document of a large repository for the whole
+    /// run cost more memory than a second parse of the few files read twice costs time.
+    Once,
+    /// Parsed for a reader that said the file would be read again (discovery, before the
+    /// build): the next read takes the documents, with nobody else holding them, so that a
+    /// build that changes them need not copy them first.
+    HandOver(Documents),
+    /// Parsed twice: kept, and shared by every later read.
+    Kept(Documents),
+}
+
 /// Where a build may read, and how much.
 ///
 /// A file system reads one snapshot of the tree: what it resolved, found and read is
@@ -33,11 +47,9 @@ pub struct FileSystem {
     max_file_size: u64,
     /// Absolute, lexically clean directory paths and what they resolve to.
     resolved_dirs: Arc<Mutex<PathMap<PathBuf>>>,
-    /// The YAML documents of the files parsed more than once so far, by the path as given: a
-    /// base or component that many kustomizations of a run use is parsed twice, not once per
-    /// use. A file parsed once has `None`: keeping every document of a large repository for
-    /// the whole run cost more memory than its second parse costs time.
-    documents: Arc<Mutex<PathMap<Option<Documents>>>>,
+    /// The YAML documents of the files parsed so far, by the path as given: a base or
+    /// component that many kustomizations of a run use is parsed twice, not once per use.
+    documents: Arc<Mutex<PathMap<Parsed>>>,
     /// The text of the files read so far, by the path as given: a patch or resource file that
     /// many kustomizations name is opened once.
     texts: Arc<Mutex<PathMap<Arc<str>>>>,
@@ -385,23 +397,38 @@ impl FileSystem {
         self.documents_of(path, false)
     }
 
-    /// [`FileSystem::read_documents`], remembering the documents from this first read on: for a
-    /// reader that knows the file will be read again (discovery reads the files a build reads
-    /// next).
+    /// [`FileSystem::read_documents`], remembering the documents for the next read, which takes
+    /// them: for a reader that knows the file will be read again (discovery reads the files a
+    /// build reads next). A read after that one parses the file again and keeps it for all.
     pub fn read_documents_kept(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
         self.documents_of(path, true)
     }
 
     fn documents_of(&self, path: &Path, keep: bool) -> Result<Arc<Vec<Node>>, KustomizeError> {
-        let parsed_before = match lock(&self.documents).get(path) {
-            Some(Some(docs)) => return Ok(Arc::clone(docs)),
-            Some(None) => true,
-            None => false,
+        let parsed_before = {
+            let mut documents = lock(&self.documents);
+            match documents.get(path) {
+                Some(Parsed::Kept(docs)) => return Ok(Arc::clone(docs)),
+                Some(Parsed::HandOver(docs)) if !keep => {
+                    let docs = Arc::clone(docs);
+                    documents.insert(path.to_path_buf(), Parsed::Once);
+                    return Ok(docs);
+                }
+                Some(Parsed::HandOver(docs)) => return Ok(Arc::clone(docs)),
+                Some(Parsed::Once) => true,
+                None => false,
+            }
         };
         let text = self.shared_text(path)?;
         let docs = Arc::new(plumb_yaml::parse_documents(path, &text)?);
-        let kept = (keep || parsed_before).then(|| Arc::clone(&docs));
-        lock(&self.documents).insert(path.to_path_buf(), kept);
+        let remembered = if parsed_before {
+            Parsed::Kept(Arc::clone(&docs))
+        } else if keep {
+            Parsed::HandOver(Arc::clone(&docs))
+        } else {
+            Parsed::Once
+        };
+        lock(&self.documents).insert(path.to_path_buf(), remembered);
         Ok(docs)
     }
 
@@ -623,6 +650,25 @@ mod tests {
         assert!(err.to_string().contains("is a directory"), "{err}");
         let err = fs.read(&root.join("apps/none.yaml")).expect_err("missing");
         assert!(err.to_string().contains("no such file"), "{err}");
+    }
+
+    #[test]
+    fn documents_kept_for_the_next_read_are_handed_to_it() {
+        let (_tmp, root) = tree();
+        let fs = FileSystem::confined(&root).expect("root");
+        let cm = root.join("apps/cm.yaml");
+        let discovered = fs.read_documents_kept(&cm).expect("parses");
+        let discovered_at = Arc::as_ptr(&discovered);
+        drop(discovered);
+        // The next read takes them: nobody else holds them, so its reader may change them.
+        let taken = fs.read_documents(&cm).expect("kept");
+        assert_eq!(Arc::as_ptr(&taken), discovered_at);
+        assert_eq!(Arc::strong_count(&taken), 1);
+        // A read after that parses the file again, and that parse is shared by the reads after.
+        let again = fs.read_documents(&cm).expect("parses");
+        assert!(!Arc::ptr_eq(&taken, &again));
+        let shared = fs.read_documents(&cm).expect("kept");
+        assert!(Arc::ptr_eq(&again, &shared));
     }
 
     #[test]

@@ -59,8 +59,11 @@ pub struct Kustomization {
 impl Kustomization {
     /// Reads and validates the kustomization file at `path`.
     pub fn load(fs: &crate::fs::FileSystem, path: &Path) -> Result<Kustomization, KustomizeError> {
-        let docs = fs.read_documents(path)?;
-        let k = Kustomization::from_documents(path, docs.iter().cloned())?;
+        // Documents nobody else holds are moved, not copied.
+        let k = match std::sync::Arc::try_unwrap(fs.read_documents(path)?) {
+            Ok(docs) => Kustomization::from_documents(path, docs)?,
+            Err(docs) => Kustomization::from_documents(path, docs.iter().cloned())?,
+        };
         if k.is_empty() {
             return Err(KustomizeError::Other("kustomization.yaml is empty".into()));
         }
