@@ -1,9 +1,10 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
 //! and sequences, one-line plain and quoted scalars, literal and folded blocks, one-line flow
-//! collections of scalars, anchors and aliases of values, comments and `---` between documents.
+//! collections of scalars and of such collections, anchors and aliases of values, comments and
+//! `---` between documents.
 //! It gives the parser's builder exactly the events, with exactly the byte spans, that
 //! granit-parser gives for the same text, several times faster, and gives up on anything else
-//! (tags, multi-line plain and quoted scalars, nested or multi-line flow collections, tabs,
+//! (tags, multi-line plain and quoted scalars, multi-line flow collections, tabs,
 //! carriage returns, anything malformed): the caller then parses the text with granit-parser,
 //! which also reports every error. Giving up is always safe; accepting text granit-parser would
 //! read differently is never.
@@ -467,8 +468,9 @@ impl<'t> Reader<'t, '_> {
         }
     }
 
-    /// A flow sequence or mapping on one line from its bracket at `i`, of scalars only (plain
-    /// or quoted; no empty value, no trailing comma): gives where it ends.
+    /// A flow sequence or mapping on one line from its bracket at `i`, of scalars (plain or
+    /// quoted; no empty value, no trailing comma) and flow collections of the same kind, keys
+    /// scalars only: gives where it ends.
     fn flow(&mut self, i: usize) -> Read<usize> {
         let mapping = self.b[i] == b'{';
         let close = if mapping { b'}' } else { b']' };
@@ -476,13 +478,17 @@ impl<'t> Reader<'t, '_> {
         let mut j = self.skip_spaces(i + 1);
         if self.at(j) != close {
             loop {
-                j = self.flow_scalar(j, mapping)?;
+                j = if mapping {
+                    self.flow_scalar(j, true)?
+                } else {
+                    self.flow_value(j)?
+                };
                 if mapping {
                     if self.at(j) != b':' || self.at(j + 1) != b' ' {
                         return Err(GiveUp);
                     }
                     j = self.skip_spaces(j + 1);
-                    j = self.flow_scalar(j, false)?;
+                    j = self.flow_value(j)?;
                 }
                 j = self.skip_spaces(j);
                 match self.at(j) {
@@ -504,6 +510,15 @@ impl<'t> Reader<'t, '_> {
         };
         self.emit(end, j, j + 1)?;
         Ok(j + 1)
+    }
+
+    /// A value in a flow collection at `i`: a flow collection of its own (`{ drop: ["ALL"] }`)
+    /// or a scalar. Gives where it ends.
+    fn flow_value(&mut self, i: usize) -> Read<usize> {
+        match self.at(i) {
+            b'[' | b'{' => self.flow(i),
+            _ => self.flow_scalar(i, false),
+        }
     }
 
     /// Emits a scalar in a flow collection at `i`: quoted, or plain up to the flow indicator
