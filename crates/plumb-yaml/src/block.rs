@@ -1,7 +1,7 @@
 //! A reader for the block YAML nearly every Kubernetes manifest is written in: block mappings
 //! and sequences, one-line plain and quoted scalars, literal and folded blocks, one-line flow
-//! collections of scalars and of such collections, anchors and aliases of values, comments and
-//! `---` between documents.
+//! collections of scalars, aliases and such collections, anchors and aliases of values, aliases
+//! of keys, comments and `---` between documents.
 //! It gives the parser's builder exactly the events, with exactly the byte spans, that
 //! granit-parser gives for the same text, several times faster, and gives up on anything else
 //! (tags, multi-line plain and quoted scalars, multi-line flow collections, tabs,
@@ -443,16 +443,7 @@ impl<'t> Reader<'t, '_> {
                 self.rest_of_line(end)?
             }
             b'*' if self.anchor == 0 => {
-                let end = self.name_end(i + 1);
-                let name = &self.text[i + 1..end];
-                let id = self
-                    .anchors
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| *n == name)
-                    .map(|&(_, id)| id)
-                    .ok_or(GiveUp)?;
-                self.emit(Event::Alias(id), i, end)?;
+                let end = self.alias(i)?;
                 self.rest_of_line(end)?
             }
             c if starts_plain(c, self.at(i + 1)) => {
@@ -517,8 +508,28 @@ impl<'t> Reader<'t, '_> {
     fn flow_value(&mut self, i: usize) -> Read<usize> {
         match self.at(i) {
             b'[' | b'{' => self.flow(i),
+            b'*' => self.alias(i),
             _ => self.flow_scalar(i, false),
         }
+    }
+
+    /// An alias `*name` at `i` to an anchor read before it (no anchor pending for it): gives
+    /// where its name ends.
+    fn alias(&mut self, i: usize) -> Read<usize> {
+        let end = self.name_end(i + 1);
+        if end == i + 1 || self.anchor != 0 {
+            return Err(GiveUp);
+        }
+        let name = &self.text[i + 1..end];
+        let id = self
+            .anchors
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, id)| id)
+            .ok_or(GiveUp)?;
+        self.emit(Event::Alias(id), i, end)?;
+        Ok(end)
     }
 
     /// Emits a scalar in a flow collection at `i`: quoted, or plain up to the flow indicator
@@ -583,6 +594,13 @@ impl<'t> Reader<'t, '_> {
     /// holds no key there.
     fn key_colon(&self, i: usize) -> Read<Option<usize>> {
         let c = self.b[i];
+        if c == b'*' {
+            // An alias for a key (`*app :`): its name ends at the space before the `:`.
+            let end = self.name_end(i + 1);
+            let colon = self.skip_spaces(end);
+            let key = end > i + 1 && self.at(colon) == b':' && self.blank_at(colon + 1);
+            return Ok(key.then_some(colon));
+        }
         let end = match c {
             b'"' | b'\'' => match self.quoted_end(i) {
                 Some(end) => end,
@@ -616,6 +634,8 @@ impl<'t> Reader<'t, '_> {
         let colon = self.key_colon(i)?.ok_or(GiveUp)?;
         if matches!(self.b[i], b'"' | b'\'') {
             self.quoted(i)?;
+        } else if self.b[i] == b'*' {
+            self.alias(i)?;
         } else {
             self.scalar(Cow::Borrowed(&self.text[i..colon]), GStyle::Plain, i, colon)?;
         }

@@ -375,3 +375,29 @@ fn reads_mutated_corpus_files_as_granit_parser_does() {
     assert_eq!(failures, 0, "see the texts above");
     assert!(read > 5_000, "{read} read");
 }
+
+/// Aliases inside one-line flow collections (`hosts: [*host]`, the app-template idiom), read
+/// as granit-parser reads them; one to no anchor, an anchor inside the collection, and an alias
+/// as a key are left to it.
+#[test]
+fn reads_aliases_in_flow_collections_as_granit_parser_does() {
+    for (text, read) in [
+        ("a: &host h\nb: [*host]\n", true),
+        ("a: &host h\nb: [ *host , x ]\nc: {k: *host}\n", true),
+        ("a: &x 1\nb: &y [2]\nc: [*x, [*y], {k: *x}]\n", true),
+        ("h: &host x\ntls: [hosts: [*host]]\n", false),
+        ("a: [*missing]\n", false),
+        ("a: [&x 1, *x]\n", false),
+        ("a: &x 1\nb: {*x : 2}\n", false),
+        // An alias for a block mapping's key, as app-template's `controllers: *app :` writes it.
+        ("a: &app x\nb:\n  *app :\n    c: d\n  e: f\n", true),
+        ("a: &app x\nb:\n  e: f\n  *app  :  g # c\n", true),
+        ("a: &app x\n*app : y\n", true),
+        ("a: &app x\nb:\n  - *app : y\n", true),
+        ("a: &app x\nb:\n  *app: y\n", false),
+        ("a: &app x\nb:\n  *nope : y\n", false),
+        ("a: &app x\nb: &m\n  *app : y\n", true),
+    ] {
+        assert_eq!(compare("alias.yaml", text), Some(read), "{text:?}");
+    }
+}
