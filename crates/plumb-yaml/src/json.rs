@@ -50,10 +50,15 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
             let mut map = Map::with_capacity(entries.len());
             for (i, (k, v)) in entries.iter().enumerate() {
                 let key = mapping_key(k, top)?;
-                if map.contains_key(key.as_ref()) {
-                    return Err(duplicate_key(entries, i, &key, top));
+                // One lookup for the check and the insertion.
+                match map.entry(key.into_owned()) {
+                    serde_json::map::Entry::Occupied(taken) => {
+                        return Err(duplicate_key(entries, i, taken.key(), top));
+                    }
+                    serde_json::map::Entry::Vacant(slot) => {
+                        slot.insert(convert(v, false)?);
+                    }
                 }
-                map.insert(key.into_owned(), convert(v, false)?);
             }
             Ok(Value::Object(map))
         }
