@@ -458,7 +458,15 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 );
                 (bootstrap, releases)
             },
-            || self_sync(root, entry, cluster),
+            || {
+                crate::entry_sync::self_sync(
+                    root,
+                    entry,
+                    cluster.config,
+                    cluster.discovery,
+                    &cluster.file_systems,
+                )
+            },
         );
     let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
@@ -480,7 +488,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         .discovery
         .syncs
         .iter()
-        .map(cluster_sync_inference)
+        .map(sync::ClusterSync::inference)
         .collect();
     sources.checkout = cluster.discovery.checkout.clone();
     let mut nodes: Vec<Node> = Vec::new();
@@ -708,84 +716,6 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             kustomize: kustomize_seconds,
             helm: helm_seconds,
         },
-    }
-}
-
-/// The entry built as it stands, and the Kustomization that syncs it, with how that was
-/// found when the repository does not declare it: from the entry's own objects (the one
-/// `flux bootstrap` committed), a FluxInstance's sync, or the bootstrap Kustomization Flux
-/// would have for a directory nothing else covers.
-fn self_sync(
-    root: &Path,
-    entry: &str,
-    cluster: &Cluster<'_>,
-) -> (
-    Result<Vec<Object>, Diagnostic>,
-    Option<FluxKustomization>,
-    Option<Inference>,
-) {
-    let config = cluster.config;
-    let entry_dir = source::join(root, entry);
-    let discovery = build_dir(&cluster.file_systems, root, &entry_dir, None);
-    let bootstrapped = discovery
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .filter(|o| o.is(KUSTOMIZE_GROUP, "Kustomization"))
-        .map(|o| FluxKustomization::from_object(o.clone()))
-        .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
-        .min_by_key(|k| k.source_ref.kind != "GitRepository");
-    let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
-    let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
-        (Some(ks), _) => (Some(ks), None),
-        (None, Some(sync)) => (
-            Some(sync.kustomization()),
-            Some(cluster_sync_inference(sync)),
-        ),
-        (None, None)
-            if cluster
-                .discovery
-                .bootstrap_entries
-                .iter()
-                .any(|e| e == entry) =>
-        {
-            let name = sync::BOOTSTRAP_NAME;
-            let source = ObjectRef::new("GitRepository", name, name);
-            let root = sync::ClusterSync {
-                source: source.clone(),
-                url: None,
-                path: entry.to_string(),
-                root: String::new(),
-                via: String::new(),
-                origin: None,
-                flux_version: None,
-                instance: Value::Null,
-            };
-            let why = Inference::BootstrapEntry {
-                source,
-                entry: entry.to_string(),
-            };
-            (Some(root.kustomization()), Some(why))
-        }
-        (None, None) => (None, None),
-    };
-    (discovery, self_sync, repository_inference)
-}
-
-fn cluster_sync_inference(sync: &sync::ClusterSync) -> Inference {
-    let (file, line) = match sync.origin.as_ref().and_then(|n| n.span.as_ref()) {
-        Some(span) => (
-            Some(span.file.path().to_path_buf()),
-            u32::try_from(span.location().line).ok(),
-        ),
-        None => (None, None),
-    };
-    Inference::ClusterSync {
-        source: sync.source.clone(),
-        via: sync.via.clone(),
-        dir: sync.root.clone(),
-        file,
-        line,
     }
 }
 
@@ -1419,7 +1349,7 @@ fn generated_here(mut d: Diagnostic, dir: &Path) -> Diagnostic {
 /// Builds `dir` as kustomize-controller does: no load restrictor, but inside a file system
 /// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
 /// absolute path or a symlink.
-fn build_dir(
+pub(crate) fn build_dir(
     file_systems: &FileSystems,
     root: &Path,
     dir: &Path,

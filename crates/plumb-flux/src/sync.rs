@@ -52,6 +52,24 @@ pub struct ClusterSync {
 }
 
 impl ClusterSync {
+    /// What a build assumed when this sync stood for the repository's own: where it was found.
+    pub fn inference(&self) -> crate::source::Inference {
+        let (file, line) = match self.origin.as_ref().and_then(|n| n.span.as_ref()) {
+            Some(span) => (
+                Some(span.file.path().to_path_buf()),
+                u32::try_from(span.location().line).ok(),
+            ),
+            None => (None, None),
+        };
+        crate::source::Inference::ClusterSync {
+            source: self.source.clone(),
+            via: self.via.clone(),
+            dir: self.root.clone(),
+            file,
+            line,
+        }
+    }
+
     /// A FluxInstance's sync, from the object.
     pub fn from_flux_instance(object: &Object) -> Option<ClusterSync> {
         if !object.is(OPERATOR_GROUP, "FluxInstance") {
