@@ -13,6 +13,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{FluxKustomization, Object};
 use crate::sync::ClusterSync;
 use serde_json::{json, Value};
+use std::path::Path;
 use std::sync::Arc;
 
 /// The sync objects the operator generates for `sync`, source first, patched. An error says
@@ -166,29 +167,36 @@ pub fn sync_kustomization(sync: &ClusterSync) -> FluxKustomization {
 }
 
 /// `objects` with `patches` applied by kustomize, as the operator applies them (a
-/// kustomization listing the objects, the instance's namespace and its patches).
+/// kustomization listing the objects, the instance's namespace and its patches), in memory as
+/// the operator builds: written to a temporary directory and read back, they cost a
+/// millisecond before the first Kustomization of a cluster could be built. Its directory is
+/// one that holds nothing: the operator's patches are inline, and a `path:` finds no file.
 fn patch(objects: Vec<Value>, patches: &[Value], namespace: &str) -> Result<Vec<Value>, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let stream = plumb_yaml::write_stream(&objects);
-    std::fs::write(dir.path().join("sync.yaml"), stream).map_err(|e| e.to_string())?;
+    let dir = Path::new("/.plumb-flux-instance");
+    let sync = dir.join("sync.yaml");
+    let resources = plumb_kustomize::build::parse_resources(
+        &sync,
+        &plumb_yaml::write_stream(&objects),
+        sync.clone(),
+    )
+    .map_err(|e| e.to_string())?;
     let kustomization = json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "namespace": namespace,
-        "resources": ["sync.yaml"],
         "patches": patches,
     });
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        plumb_yaml::write_stream(&[kustomization]),
+    let k = plumb_kustomize::Kustomization::parse(
+        &dir.join("kustomization.yaml"),
+        &plumb_yaml::write_stream(&[kustomization]),
     )
     .map_err(|e| e.to_string())?;
-    let fs = plumb_kustomize::FileSystem::confined(dir.path()).map_err(|e| e.to_string())?;
-    let options = plumb_kustomize::BuildOptions {
-        fs,
-        ..Default::default()
-    };
-    let list = plumb_kustomize::build(dir.path(), &options).map_err(|e| e.to_string())?;
+    let list = plumb_kustomize::build_over(
+        &k,
+        plumb_kustomize::ResourceList { resources },
+        &plumb_kustomize::BuildOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
     list.resources
         .iter()
         .map(|r| plumb_yaml::to_json(&r.node).map_err(|e| e.to_string()))

@@ -107,13 +107,23 @@ pub fn build_kustomization(
     k: &Kustomization,
     options: &BuildOptions,
 ) -> Result<ResourceList, KustomizeError> {
+    build_over(k, ResourceList::default(), options)
+}
+
+/// Builds a kustomization (given as a value, as [`build_kustomization`]) whose first resources
+/// are `list`, as if its `resources:` named a file holding them before its own entries: what a
+/// caller with objects in memory builds without writing them to a directory first.
+pub fn build_over(
+    k: &Kustomization,
+    mut list: ResourceList,
+    options: &BuildOptions,
+) -> Result<ResourceList, KustomizeError> {
     let mut builder = Builder {
         ctx: Context::new(options.clone()),
         stack: vec![options.fs.absolute(k.dir())],
         configs: vec![Arc::default()],
         vars: Vec::new(),
     };
-    let mut list = ResourceList::default();
     builder.accumulate_target(k, &mut list)?;
     let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
@@ -809,8 +819,9 @@ pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, Kus
     }
 }
 
-/// The resources of YAML text read from `path` (a file, or a URL as a path).
-fn parse_resources(
+/// The resources of YAML text read from `path` (a file, or a URL as a path), with `origin` the
+/// file they come from.
+pub fn parse_resources(
     path: &Path,
     text: &str,
     origin: PathBuf,

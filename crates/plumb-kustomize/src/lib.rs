@@ -30,7 +30,8 @@ pub mod transform;
 pub mod vars;
 
 pub use build::{
-    build, build_kustomization, build_yaml, prepare, BuildOptions, Reorder, ResourceList,
+    build, build_kustomization, build_over, build_yaml, prepare, BuildOptions, Reorder,
+    ResourceList,
 };
 pub use error::KustomizeError;
 pub use fs::FileSystem;
