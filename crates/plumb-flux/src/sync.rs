@@ -14,7 +14,7 @@ use plumb_yaml::Node;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The API group of flux-operator's kinds.
 pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
@@ -423,8 +423,35 @@ type DirScans = Vec<(String, Vec<FileScan>)>;
 /// directory with its path relative to the root and the scans of its YAML files in name order,
 /// in the order of a depth-first walk that takes the last subdirectory first (as a stack pops
 /// them). Hidden names are skipped and symlinks are not followed: a link out of the repository
-/// is not part of it. Directories are listed, and files read, in parallel.
+/// is not part of it. The directories are listed first, in parallel, and what the listing saw
+/// is told to the file system (every directory and file walked is its own real path), so that
+/// reading the files, in parallel, and the builds after it look nothing up again.
 fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirScans {
+    let listing = list_tree(root, dir);
+    let dirs: Vec<PathBuf> = listing.iter().map(|(_, d, _)| d.clone()).collect();
+    let files: Vec<(&str, &Path)> = listing
+        .iter()
+        .flat_map(|(rel, _, files)| files.iter().map(move |f| (rel.as_str(), f.as_path())))
+        .collect();
+    // A walk's paths are real ones only from the canonical root.
+    if root.canonicalize().is_ok_and(|real| real == root) {
+        let paths: Vec<PathBuf> = files.iter().map(|(_, f)| f.to_path_buf()).collect();
+        fs.note_walked(&dirs, &paths);
+    }
+    let mut scans = files
+        .par_iter()
+        .map(|(dir_rel, path)| scan_file(fs, root, dir_rel, path))
+        .collect::<Vec<FileScan>>()
+        .into_iter();
+    listing
+        .into_iter()
+        .map(|(rel, _, files)| (rel, scans.by_ref().take(files.len()).collect()))
+        .collect()
+}
+
+/// Each directory of the tree at `dir` (relative to `root`, and as it was reached) with its
+/// YAML files, in [`scan_tree`]'s order; subdirectories are listed in parallel.
+fn list_tree(root: &Path, dir: &Path) -> Vec<(String, PathBuf, Vec<PathBuf>)> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -450,22 +477,12 @@ fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirSc
             files.push(entry.path());
         }
     }
-    let (scans, below): (Vec<FileScan>, Vec<DirScans>) = rayon::join(
-        || {
-            files
-                .par_iter()
-                .map(|path| scan_file(fs, root, &dir_rel, path))
-                .collect()
-        },
-        || {
-            subdirs
-                .par_iter()
-                .rev()
-                .map(|sub| scan_tree(fs, root, sub))
-                .collect()
-        },
-    );
-    let mut out = vec![(dir_rel, scans)];
+    let below: Vec<Vec<(String, PathBuf, Vec<PathBuf>)>> = subdirs
+        .par_iter()
+        .rev()
+        .map(|sub| list_tree(root, sub))
+        .collect();
+    let mut out = vec![(dir_rel, dir.to_path_buf(), files)];
     out.extend(below.into_iter().flatten());
     out
 }

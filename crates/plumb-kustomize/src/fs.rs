@@ -134,6 +134,33 @@ impl FileSystem {
         self
     }
 
+    /// Records what a walk of the tree saw, so that reading it later asks the kernel nothing
+    /// more: `dirs` are directories and `files` regular files, each at a path that is its real
+    /// path, as it is for a walk that started at the canonical root and went down only
+    /// through directories that are not symlinks. Paths outside the root are left out.
+    pub fn note_walked(&self, dirs: &[PathBuf], files: &[PathBuf]) {
+        let inside = |p: &&PathBuf| self.root.as_ref().is_none_or(|root| p.starts_with(root));
+        {
+            let mut resolved = lock(&self.resolved);
+            for path in dirs.iter().chain(files).filter(inside) {
+                resolved.or_insert(path, Some(path.clone()));
+            }
+        }
+        {
+            let mut resolved_dirs = lock(&self.resolved_dirs);
+            for dir in dirs.iter().filter(inside) {
+                resolved_dirs.or_insert(dir, dir.clone());
+            }
+        }
+        let mut entries = lock(&self.entries);
+        for dir in dirs.iter().filter(inside) {
+            entries.or_insert(dir, Some(Entry::Dir));
+        }
+        for file in files.iter().filter(inside) {
+            entries.or_insert(file, Some(Entry::File));
+        }
+    }
+
     /// `path` with every symlink resolved, refused when that leaves the root. `Ok(None)` when
     /// nothing is there (a dangling symlink included).
     pub fn resolve(&self, path: &Path) -> Result<Option<PathBuf>, KustomizeError> {
@@ -650,6 +677,23 @@ mod tests {
         assert!(err.to_string().contains("is a directory"), "{err}");
         let err = fs.read(&root.join("apps/none.yaml")).expect_err("missing");
         assert!(err.to_string().contains("no such file"), "{err}");
+    }
+
+    #[test]
+    fn what_a_walk_saw_is_not_asked_again() {
+        let (_tmp, root) = tree();
+        let root = root.canonicalize().expect("canonical");
+        let fs = FileSystem::confined(&root).expect("root");
+        // Noted as a walk saw them: believed without a look at the disk, where neither is.
+        let (dir, file) = (root.join("walked"), root.join("walked/x.yaml"));
+        let outside = std::env::temp_dir().join("plumb-not-walked.yaml");
+        fs.note_walked(std::slice::from_ref(&dir), &[file.clone(), outside.clone()]);
+        assert!(fs.is_dir(&dir));
+        assert!(fs.is_file(&file));
+        assert_eq!(fs.resolve(&file).expect("inside"), Some(file.clone()));
+        // Outside the root nothing is taken on trust: it is refused as before.
+        assert!(fs.resolve(&outside).is_err() || fs.resolve(&outside).expect("no").is_none());
+        assert!(!fs.is_file(&outside));
     }
 
     #[test]
