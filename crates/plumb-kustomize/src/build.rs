@@ -49,9 +49,7 @@ impl ResourceList {
     pub fn append(&mut self, resource: Resource) -> Result<(), KustomizeError> {
         let id = resource.id();
         if self.resources.iter().any(|r| r.has_id(&id)) {
-            return Err(KustomizeError::Other(format!(
-                "may not add resource with an already registered id: {id}"
-            )));
+            return Err(clash(&id));
         }
         self.resources.push(resource);
         Ok(())
@@ -69,9 +67,7 @@ impl ResourceList {
         for resource in resources {
             let id = resource.id();
             if ids.contains(&id) {
-                return Err(KustomizeError::Other(format!(
-                    "may not add resource with an already registered id: {id}"
-                )));
+                return Err(clash(&id));
             }
             ids.insert(id);
             self.resources.push(resource);
@@ -118,12 +114,10 @@ pub fn build_over(
     mut list: ResourceList,
     options: &BuildOptions,
 ) -> Result<ResourceList, KustomizeError> {
-    let mut builder = Builder {
-        ctx: Context::new(options.clone()),
-        stack: vec![options.fs.absolute(k.dir())],
-        configs: vec![Arc::default()],
-        vars: Vec::new(),
-    };
+    let mut builder = Builder::new(
+        Context::new(options.clone()),
+        vec![options.fs.absolute(k.dir())],
+    );
     builder.accumulate_target(k, &mut list)?;
     let top = k;
     // The steps that run once, after every level of the tree has been built, in kustomize's
@@ -185,6 +179,13 @@ fn default_level() -> &'static Arc<TransformerConfig> {
 pub fn prepare() {
     crate::schema::Schema::builtin();
     default_level();
+}
+
+/// kustomize's refusal of a second resource with identity `id`.
+fn clash(id: &ResId) -> KustomizeError {
+    KustomizeError::Other(format!(
+        "may not add resource with an already registered id: {id}"
+    ))
 }
 
 /// Builds `dir` and renders it as `kustomize build` prints it.
@@ -280,6 +281,17 @@ struct Builder {
 }
 
 impl Builder {
+    /// A builder inside the kustomization directories of `stack`, with one level of
+    /// configuration, empty, and no vars yet.
+    fn new(ctx: Context, stack: Vec<PathBuf>) -> Builder {
+        Builder {
+            ctx,
+            stack,
+            configs: vec![Arc::default()],
+            vars: Vec::new(),
+        }
+    }
+
     /// The configuration of the level being built.
     fn config_mut(&mut self) -> &mut Arc<TransformerConfig> {
         if self.configs.is_empty() {
@@ -413,9 +425,9 @@ impl Builder {
     /// another does. That is exact while no entry changes what the entries after it read: when
     /// one chose the build's schema (`openapi:`) or collected vars (each checked against the
     /// vars before it), the results are dropped and `false` returned, for the caller to
-    /// accumulate the entries one by one. Also
-    /// `false`, with nothing done, for a single entry, a remote one, or a schema already
-    /// chosen (copying it per entry would cost more than the build).
+    /// accumulate the entries one by one. Also `false`, with nothing done, for a single entry,
+    /// a remote one, or a schema already chosen (copying it per entry would cost more than the
+    /// build).
     fn accumulate_side_by_side(
         &mut self,
         k: &Kustomization,
@@ -442,12 +454,7 @@ impl Builder {
         let parts: Vec<(Builder, Result<ResourceList, KustomizeError>)> = entries
             .par_iter()
             .map(|entry| {
-                let mut fork = Builder {
-                    ctx: self.ctx.clone(),
-                    stack: self.stack.clone(),
-                    configs: vec![Arc::default()],
-                    vars: Vec::new(),
-                };
+                let mut fork = Builder::new(self.ctx.clone(), self.stack.clone());
                 let mut part = ResourceList::default();
                 let result = fork.accumulate(k.dir(), entry, &mut part).map(|()| part);
                 (fork, result)

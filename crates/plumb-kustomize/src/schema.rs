@@ -146,22 +146,17 @@ impl Schema {
     /// the offending entry) if it is not a schema table.
     pub fn from_table_json(text: &str) -> Result<Schema, SchemaError> {
         let root: Value = serde_json::from_str(text)?;
-        let at = At::ROOT;
         let mut schema = Schema::default();
-        for (key, value) in as_object(&root, at)? {
-            let at = at.child(key);
+        for (key, value) in as_object(&root, At::ROOT)? {
+            let at = At::top(key);
             match key.as_str() {
                 "_source" => {}
                 "resources" => {
                     for (api_version, kinds) in as_object(value, at)? {
                         let at = at.child(api_version);
-                        let table = schema.resources.entry(api_version.clone()).or_default();
                         for (kind, entry) in as_object(kinds, at)? {
                             let resource = parse_resource(entry, at.child(kind))?;
-                            Schema::merge_resource(
-                                table.entry(kind.clone()).or_default(),
-                                resource,
-                            );
+                            schema.add_resource(api_version, kind, resource);
                         }
                     }
                 }
@@ -237,10 +232,6 @@ impl Schema {
             .or_default()
             .entry(kind.to_owned())
             .or_default();
-        Schema::merge_resource(entry, resource);
-    }
-
-    fn merge_resource(entry: &mut Resource, resource: Resource) {
         if resource.definition.is_some() {
             entry.definition = resource.definition;
         }
@@ -489,14 +480,20 @@ struct At<'p> {
 }
 
 impl<'p> At<'p> {
+    /// The table itself, named `$` when an error is about it as a whole.
     const ROOT: At<'static> = At {
         parent: None,
         key: "$",
     };
 
+    /// A key of the table itself.
+    fn top(key: &'p str) -> At<'p> {
+        At { parent: None, key }
+    }
+
     fn child(&'p self, key: &'p str) -> At<'p> {
         At {
-            parent: (self.parent.is_some() || self.key != "$").then_some(self),
+            parent: Some(self),
             key,
         }
     }
