@@ -1199,19 +1199,16 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         let lookup = WithOwn {
             cluster: ctx.produced,
             own: &objects,
-            own_runtime: objects
-                .iter()
-                .filter_map(crate::runtime::secret_created_by)
-                .collect(),
+            own_runtime: std::cell::OnceCell::new(),
         };
         for r in &post.substitute_from {
             // Read as collect_vars reads it: an object of the cluster, else one of its own, else
             // a Secret created at runtime by an object of the cluster, else by one of its own.
             let (ns, name) = (ks.namespace.as_str(), r.name.as_str());
-            let own_object = ctx.produced.find(&r.kind, ns, name).is_none()
-                && lookup.find(&r.kind, ns, name).is_some();
+            let found = lookup.find(&r.kind, ns, name);
+            let own_object = found.is_some() && ctx.produced.find(&r.kind, ns, name).is_none();
             let own_runtime = (r.kind == "Secret"
-                && lookup.find(&r.kind, ns, name).is_none()
+                && found.is_none()
                 && ctx.produced.runtime_secret(ns, name).is_none())
             .then(|| lookup.runtime_secret(ns, name))
             .flatten();
@@ -1283,7 +1280,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
 struct WithOwn<'a> {
     cluster: &'a Produced,
     own: &'a [Object],
-    own_runtime: Vec<RuntimeSecret>,
+    /// The Secrets its own objects create, found on the first lookup that needs them: most
+    /// Kustomizations never ask.
+    own_runtime: std::cell::OnceCell<Vec<RuntimeSecret>>,
 }
 
 impl ObjectLookup for WithOwn<'_> {
@@ -1299,9 +1298,17 @@ impl ObjectLookup for WithOwn<'_> {
     }
 
     fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
-        self.cluster
-            .runtime_secret(namespace, name)
-            .or_else(|| self.own_runtime.iter().find(|s| s.is(namespace, name)))
+        self.cluster.runtime_secret(namespace, name).or_else(|| {
+            self.own_runtime
+                .get_or_init(|| {
+                    self.own
+                        .iter()
+                        .filter_map(crate::runtime::secret_created_by)
+                        .collect()
+                })
+                .iter()
+                .find(|s| s.is(namespace, name))
+        })
     }
 }
 

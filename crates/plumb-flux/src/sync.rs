@@ -428,14 +428,14 @@ type DirScans = Vec<(String, Vec<FileScan>)>;
 /// reading the files, in parallel, and the builds after it look nothing up again.
 fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirScans {
     let listing = list_tree(root, dir);
-    let dirs: Vec<PathBuf> = listing.iter().map(|(_, d, _)| d.clone()).collect();
     let files: Vec<(&str, &Path)> = listing
         .iter()
         .flat_map(|(rel, _, files)| files.iter().map(move |f| (rel.as_str(), f.as_path())))
         .collect();
     // A walk's paths are real ones only from the canonical root.
     if root.canonicalize().is_ok_and(|real| real == root) {
-        let paths: Vec<PathBuf> = files.iter().map(|(_, f)| f.to_path_buf()).collect();
+        let dirs: Vec<&Path> = listing.iter().map(|(_, d, _)| d.as_path()).collect();
+        let paths: Vec<&Path> = files.iter().map(|&(_, f)| f).collect();
         fs.note_walked(&dirs, &paths);
     }
     let mut scans = files

@@ -138,18 +138,18 @@ impl FileSystem {
     /// more: `dirs` are directories and `files` regular files, each at a path that is its real
     /// path, as it is for a walk that started at the canonical root and went down only
     /// through directories that are not symlinks. Paths outside the root are left out.
-    pub fn note_walked(&self, dirs: &[PathBuf], files: &[PathBuf]) {
-        let inside = |p: &&PathBuf| self.root.as_ref().is_none_or(|root| p.starts_with(root));
+    pub fn note_walked(&self, dirs: &[&Path], files: &[&Path]) {
+        let inside = |p: &&&Path| self.root.as_ref().is_none_or(|root| p.starts_with(root));
         {
             let mut resolved = lock(&self.resolved);
             for path in dirs.iter().chain(files).filter(inside) {
-                resolved.or_insert(path, Some(path.clone()));
+                resolved.or_insert(path, Some(path.to_path_buf()));
             }
         }
         {
             let mut resolved_dirs = lock(&self.resolved_dirs);
             for dir in dirs.iter().filter(inside) {
-                resolved_dirs.or_insert(dir, dir.clone());
+                resolved_dirs.or_insert(dir, dir.to_path_buf());
             }
         }
         let mut entries = lock(&self.entries);
@@ -687,7 +687,7 @@ mod tests {
         // Noted as a walk saw them: believed without a look at the disk, where neither is.
         let (dir, file) = (root.join("walked"), root.join("walked/x.yaml"));
         let outside = std::env::temp_dir().join("plumb-not-walked.yaml");
-        fs.note_walked(std::slice::from_ref(&dir), &[file.clone(), outside.clone()]);
+        fs.note_walked(&[dir.as_path()], &[file.as_path(), outside.as_path()]);
         assert!(fs.is_dir(&dir));
         assert!(fs.is_file(&file));
         assert_eq!(fs.resolve(&file).expect("inside"), Some(file.clone()));
