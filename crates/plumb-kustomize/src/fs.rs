@@ -21,7 +21,6 @@ pub const MAX_FILE_SIZE: u64 = 64 << 20;
 type Documents = Arc<Vec<Node>>;
 
 /// What the file system remembers of a file it parsed.
-#[derive(Clone)]
 enum Parsed {
     /// Parsed once and not kept: keeping every document of a large repository for the whole
     /// run cost more memory than a second parse of the few files read twice costs time.
