@@ -174,8 +174,8 @@ fn default_level() -> &'static Arc<TransformerConfig> {
 /// Parses the compiled-in tables every build reads (the OpenAPI schema, the default field
 /// specs) if no build has yet. They are parsed once per process, by the first build that needs
 /// them while the others wait: a caller with other work to do first (reading its repository)
-/// can run this on a thread of its own so that no build waits. Parsing the schema alone was 3%
-/// of `plumb build` on a real repository, with the other threads idle.
+/// can run this on a thread of its own so that no build waits. The schema's definitions are not
+/// parsed here but each on first use ([`crate::schema::Schema::builtin`]).
 pub fn prepare() {
     crate::schema::Schema::builtin();
     default_level();

@@ -32,6 +32,50 @@ const BUILTIN_TABLE: &str = include_str!("../data/k8s-1.21.2-schema.json");
 pub struct Schema {
     resources: HashMap<String, HashMap<String, Resource>>,
     definitions: HashMap<String, Definition>,
+    /// The compiled-in table's definitions, each parsed when first looked up, under
+    /// `definitions` (which win). A build reads a few dozen of the 612 at most, and most builds
+    /// of Flux repositories none: parsing them all was 6% of the CPU of `plumb build` on a real
+    /// repository, on a thread that competed with reading the repository.
+    builtin: Option<&'static BuiltinDefinitions>,
+}
+
+/// The compiled-in table's definitions as text, each parsed on first use.
+#[derive(Debug)]
+struct BuiltinDefinitions {
+    entries: HashMap<&'static str, BuiltinDefinition>,
+}
+
+#[derive(Debug)]
+struct BuiltinDefinition {
+    text: &'static serde_json::value::RawValue,
+    parsed: OnceLock<Definition>,
+}
+
+impl BuiltinDefinitions {
+    fn get(&self, name: &str) -> Option<(&'static str, &Definition)> {
+        let (name, entry) = self.entries.get_key_value(name)?;
+        let definition = entry.parsed.get_or_init(|| {
+            let at = At::top("definitions");
+            serde_json::from_str::<Value>(entry.text.get())
+                .map_err(SchemaError::from)
+                .and_then(|value| parse_definition(&value, at.child(name)))
+                .unwrap_or_else(|e| panic!("the compiled-in schema table: {e}"))
+        });
+        Some((name, definition))
+    }
+}
+
+/// The compiled-in table, split into its resources (read now) and its definitions (kept as
+/// text); the JSON is checked whole here, as [`Schema::from_table_json`] would check it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuiltinTable<'t> {
+    #[serde(rename = "_source")]
+    _source: &'t serde_json::value::RawValue,
+    #[serde(borrow)]
+    resources: &'t serde_json::value::RawValue,
+    #[serde(borrow)]
+    definitions: HashMap<&'t str, &'t serde_json::value::RawValue>,
 }
 
 /// What the schema knows about one apiVersion/kind.
@@ -130,9 +174,22 @@ impl Schema {
     /// Never in practice: the table is generated, compiled in, and parsed by the tests.
     pub fn builtin() -> &'static Schema {
         static BUILTIN: OnceLock<Schema> = OnceLock::new();
+        static DEFINITIONS: OnceLock<BuiltinDefinitions> = OnceLock::new();
         BUILTIN.get_or_init(|| {
-            Schema::from_table_json(BUILTIN_TABLE)
-                .expect("the compiled-in schema table is checked by tests/schema_table.rs")
+            let checked = "the compiled-in schema table is checked by tests/schema_table.rs";
+            let table: BuiltinTable<'static> = serde_json::from_str(BUILTIN_TABLE).expect(checked);
+            let resources = format!(r#"{{"resources":{}}}"#, table.resources.get());
+            let mut schema = Schema::from_table_json(&resources).expect(checked);
+            let entries = table
+                .definitions
+                .into_iter()
+                .map(|(name, text)| {
+                    let parsed = OnceLock::new();
+                    (name, BuiltinDefinition { text, parsed })
+                })
+                .collect();
+            schema.builtin = Some(DEFINITIONS.get_or_init(|| BuiltinDefinitions { entries }));
+            schema
         })
     }
 
@@ -192,12 +249,29 @@ impl Schema {
 
     /// A definition by its OpenAPI name, e.g. `io.k8s.api.core.v1.PodSpec`.
     pub fn definition(&self, name: &str) -> Option<TypeRef<'_>> {
-        let (name, definition) = self.definitions.get_key_value(name)?;
+        let (name, definition) = match self.definitions.get_key_value(name) {
+            Some((name, definition)) => (name.as_str(), definition),
+            None => self.builtin?.get(name)?,
+        };
         Some(TypeRef {
             schema: self,
             name,
             definition,
         })
+    }
+
+    /// Every definition, each name once: this schema's own, then the compiled-in table's it
+    /// does not replace (parsed now, if they were not yet).
+    fn all_definitions(&self) -> impl Iterator<Item = (&str, &Definition)> {
+        let own = self.definitions.iter().map(|(n, d)| (n.as_str(), d));
+        let builtin = self.builtin.into_iter().flat_map(|table| {
+            table
+                .entries
+                .keys()
+                .filter(|name| !self.definitions.contains_key(**name))
+                .filter_map(|name| table.get(name))
+        });
+        own.chain(builtin)
     }
 
     /// Everything the schema records about one apiVersion/kind.
@@ -213,8 +287,8 @@ impl Schema {
     /// Adds every definition and kind of `other`, which win over this schema's under the same
     /// names.
     pub fn extend_from(&mut self, other: &Schema) {
-        for (name, definition) in &other.definitions {
-            self.add_definition(name.clone(), definition.clone());
+        for (name, definition) in other.all_definitions() {
+            self.add_definition(name, definition.clone());
         }
         for (api_version, kinds) in &other.resources {
             for (kind, resource) in kinds {
@@ -245,7 +319,15 @@ impl Schema {
     /// [`Schema::builtin`] (cloned). A kustomization's `openapi:` schema instead replaces the
     /// built-in one in kustomize, so it should be used alone.
     pub fn extend(&mut self, overlay: Schema) {
-        self.definitions.extend(overlay.definitions);
+        match overlay.builtin {
+            // An overlay holding the compiled-in table: all of its definitions, parsed.
+            Some(_) => {
+                for (name, definition) in overlay.all_definitions() {
+                    self.add_definition(name, definition.clone());
+                }
+            }
+            None => self.definitions.extend(overlay.definitions),
+        }
         for (api_version, kinds) in overlay.resources {
             for (kind, resource) in kinds {
                 self.add_resource(&api_version, &kind, resource);
@@ -261,11 +343,11 @@ impl Schema {
             .values()
             .flat_map(HashMap::values)
             .filter_map(|resource| resource.definition.as_deref())
-            .chain(self.definitions.values().flat_map(|definition| {
+            .chain(self.all_definitions().flat_map(|(_, definition)| {
                 let shapes = definition.fields.values().chain(&definition.values);
                 shapes.filter_map(FieldShape::definition_name)
             }))
-            .filter(|name| !self.definitions.contains_key(*name))
+            .filter(|name| self.definition(name).is_none())
             .collect();
         missing.sort_unstable();
         missing.dedup();
@@ -279,7 +361,12 @@ impl Schema {
 
     /// How many definitions the schema holds.
     pub fn definition_count(&self) -> usize {
-        self.definitions.len()
+        let builtin = self.builtin.map(|table| {
+            let keys = table.entries.keys();
+            keys.filter(|name| !self.definitions.contains_key(**name))
+                .count()
+        });
+        self.definitions.len() + builtin.unwrap_or(0)
     }
 }
 

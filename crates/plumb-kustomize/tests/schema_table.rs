@@ -256,6 +256,59 @@ fn builtin_table_is_complete() {
 }
 
 #[test]
+fn builtin_definitions_read_on_first_use_equal_the_table_read_at_once() {
+    let text = include_str!("../data/k8s-1.21.2-schema.json");
+    let eager = Schema::from_table_json(text).unwrap();
+    let builtin = Schema::builtin();
+    let names: Vec<String> = serde_json::from_str::<serde_json::Value>(text).unwrap()
+        ["definitions"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(names.len(), 612);
+    for name in &names {
+        let (a, b) = (eager.definition(name), builtin.definition(name));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(
+            (a.name(), a.fields().count()),
+            (b.name(), b.fields().count())
+        );
+        for ((fa, sa), (fb, sb)) in a.fields().zip(b.fields()) {
+            assert_eq!((fa, sa.shape()), (fb, sb.shape()), "{name}");
+        }
+    }
+    assert!(builtin.definition("io.k8s.example.Nothing").is_none());
+}
+
+#[test]
+fn a_definition_added_over_the_builtin_one_wins_until_the_builtin_is_extended_back() {
+    let pod = "io.k8s.api.core.v1.PodSpec";
+    let mut schema = Schema::builtin().clone();
+    schema.add_definition(pod, Definition::default());
+    assert_eq!(schema.definition(pod).unwrap().fields().count(), 0);
+    assert_eq!(schema.definition_count(), 612);
+    // The compiled-in schema itself is untouched.
+    assert!(Schema::builtin().definition(pod).unwrap().fields().count() > 10);
+
+    // As for an `openapi:` schema read alongside the built-in one: the built-in's win.
+    let mut custom = Schema::default();
+    custom.add_definition(pod, Definition::default());
+    custom.add_definition("com.example.v1.Widget", Definition::default());
+    custom.extend_from(Schema::builtin());
+    assert!(custom.definition(pod).unwrap().fields().count() > 10);
+    assert_eq!(custom.definition_count(), 613);
+
+    // Extending with an overlay that carries the compiled-in table adds all of it.
+    let mut plain = Schema::default();
+    plain.add_definition(pod, Definition::default());
+    plain.extend(Schema::builtin().clone());
+    assert!(plain.definition(pod).unwrap().fields().count() > 10);
+    assert_eq!(plain.definition_count(), 612);
+}
+
+#[test]
 fn overlay_adds_a_custom_resource() {
     let overlay = Schema::from_table_json(
         r#"{
