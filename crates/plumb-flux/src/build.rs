@@ -268,8 +268,9 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     }
     let started = Instant::now();
     // The kustomize tables are parsed while discovery reads the repository, not by the first
-    // build while the other threads wait for it.
-    std::thread::spawn(plumb_kustomize::prepare);
+    // build while the other threads wait for it; on the thread pool, which this starts while
+    // the configuration and the checkout are read, not on one more thread of its own.
+    rayon::spawn(plumb_kustomize::prepare);
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let config = Config::load(&root)?;
     let discovery = match &options.checkout {
