@@ -36,8 +36,12 @@ impl RuntimeSecret {
 pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
     let v = &object.value;
     let spec = v.get("spec").unwrap_or(&Value::Null);
-    let namespace = object.namespace_or_default().to_string();
-    let producer = format!("{} {namespace}/{}", object.kind(), object.name());
+    // Made only for the kinds below: register asks this of every object a build produces.
+    let namespace = || object.namespace_or_default().to_string();
+    let producer = || {
+        let namespace = object.namespace_or_default();
+        format!("{} {namespace}/{}", object.kind(), object.name())
+    };
     let map_keys = |m: &Value| -> Vec<String> {
         m.as_object()
             .map(|m| m.keys().cloned().collect())
@@ -47,9 +51,9 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
     match (object.group(), object.kind()) {
         ("external-secrets.io", "ExternalSecret") => Some(external_secret(
             spec,
-            Some(namespace),
+            Some(namespace()),
             object.name(),
-            producer,
+            producer(),
         )),
         ("external-secrets.io", "ClusterExternalSecret") => {
             let name = text(&spec["externalSecretName"]).unwrap_or_else(|| object.name().into());
@@ -57,20 +61,20 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
                 &spec["externalSecretSpec"],
                 None,
                 &name,
-                producer,
+                producer(),
             ))
         }
         ("bitnami.com", "SealedSecret") => {
             let template = &spec["template"];
             Some(RuntimeSecret {
-                namespace: Some(namespace),
+                namespace: Some(namespace()),
                 name: text(&template["metadata"]["name"]).unwrap_or_else(|| object.name().into()),
                 keys: map_keys(&spec["encryptedData"])
                     .into_iter()
                     .chain(map_keys(&template["data"]))
                     .collect(),
                 open: false,
-                producer,
+                producer: producer(),
             })
         }
         ("clustersecret.io", "ClusterSecret") => Some(RuntimeSecret {
@@ -78,21 +82,21 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
             name: object.name().into(),
             keys: map_keys(&v["data"]),
             open: v.get("dataValueFrom").is_some(),
-            producer,
+            producer: producer(),
         }),
         ("cert-manager.io", "Certificate") => Some(RuntimeSecret {
-            namespace: Some(namespace),
+            namespace: Some(namespace()),
             name: text(&spec["secretName"])?,
             keys: ["tls.crt", "tls.key", "ca.crt"].map(String::from).to_vec(),
             open: false,
-            producer,
+            producer: producer(),
         }),
         ("onepassword.com", "OnePasswordItem") => Some(RuntimeSecret {
-            namespace: Some(namespace),
+            namespace: Some(namespace()),
             name: object.name().into(),
             keys: Vec::new(),
             open: true,
-            producer,
+            producer: producer(),
         }),
         _ => None,
     }
