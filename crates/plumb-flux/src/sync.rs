@@ -477,15 +477,29 @@ fn list_tree(root: &Path, dir: &Path) -> Vec<(String, PathBuf, Vec<PathBuf>)> {
             files.push(entry.path());
         }
     }
-    let below: Vec<Vec<(String, PathBuf, Vec<PathBuf>)>> = subdirs
-        .par_iter()
-        .rev()
-        .map(|sub| list_tree(root, sub))
-        .collect();
+    // Listing a directory takes microseconds: handing each one to another thread cost more
+    // than it saved on real repositories (a few subdirectories each), and saves time only where
+    // one directory fans out widely (an `apps/` of hundreds).
+    let below: Vec<Vec<(String, PathBuf, Vec<PathBuf>)>> = if subdirs.len() >= PARALLEL_LISTING {
+        subdirs
+            .par_iter()
+            .rev()
+            .map(|sub| list_tree(root, sub))
+            .collect()
+    } else {
+        subdirs
+            .iter()
+            .rev()
+            .map(|sub| list_tree(root, sub))
+            .collect()
+    };
     let mut out = vec![(dir_rel, dir.to_path_buf(), files)];
     out.extend(below.into_iter().flatten());
     out
 }
+
+/// How many subdirectories a directory has before [`list_tree`] lists them in parallel.
+const PARALLEL_LISTING: usize = 32;
 
 /// The API groups whose objects discovery reads: sources, Kustomizations, HelmReleases (of the
 /// flux-instance chart) and flux-operator's kinds.
