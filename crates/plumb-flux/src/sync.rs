@@ -450,7 +450,8 @@ fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirSc
 }
 
 /// Each directory of the tree at `dir` (relative to `root`, and as it was reached) with its
-/// YAML files, in [`scan_tree`]'s order; subdirectories are listed in parallel.
+/// YAML files, in [`scan_tree`]'s order: a directory, then its subdirectories' trees in reverse
+/// name order; those of a directory with many are listed in parallel.
 fn list_tree(root: &Path, dir: &Path) -> Vec<(String, PathBuf, Vec<PathBuf>)> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -834,6 +835,45 @@ mod tests {
         // The root itself uncovered is the one root.
         let root = [ks("", None), ks("clusters/dev", None)];
         assert_eq!(uncovered_roots(&root, &[]), [""]);
+    }
+
+    #[test]
+    fn a_tree_is_listed_in_one_order_whether_its_directories_are_listed_in_parallel_or_not() {
+        let tree = tempfile::tempdir().unwrap();
+        let root = tree.path();
+        // `wide` has enough subdirectories to be listed in parallel, each with two of its own,
+        // listed one after the other; `.hidden` and non-YAML files are left out.
+        let mut expected = vec![(String::new(), vec!["top.yaml".to_string()])];
+        for i in (0..PARALLEL_LISTING + 3).rev() {
+            let app = format!("wide/app{i:02}");
+            expected.push((app.clone(), vec!["ks.yaml".to_string()]));
+            for sub in ["overlay", "base"] {
+                let dir = format!("{app}/{sub}");
+                expected.push((dir.clone(), vec!["a.yaml".into(), "b.yml".into()]));
+                std::fs::create_dir_all(root.join(&dir)).unwrap();
+                for f in ["b.yml", "a.yaml", "notes.txt"] {
+                    std::fs::write(root.join(&dir).join(f), "x: 1\n").unwrap();
+                }
+            }
+            std::fs::write(root.join(&app).join("ks.yaml"), "x: 1\n").unwrap();
+        }
+        expected.insert(1, ("wide".into(), Vec::new()));
+        std::fs::write(root.join("top.yaml"), "x: 1\n").unwrap();
+        std::fs::create_dir_all(root.join(".hidden/deep")).unwrap();
+        std::fs::write(root.join(".hidden/deep/x.yaml"), "x: 1\n").unwrap();
+
+        let listed: Vec<(String, Vec<String>)> = list_tree(root, root)
+            .into_iter()
+            .map(|(rel, dir, files)| {
+                assert_eq!(dir, root.join(&rel));
+                let names = files
+                    .iter()
+                    .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+                    .collect();
+                (rel, names)
+            })
+            .collect();
+        assert_eq!(listed, expected);
     }
 
     #[test]
