@@ -418,3 +418,52 @@ fn artifact_generators_leave_no_staging_directory_behind() {
         assert!(left.is_empty(), "{output}: left behind in TMPDIR: {left:?}");
     }
 }
+
+/// Copies the tree `from` into `to` (created), files and directories.
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn warnings_at_one_place_are_printed_once_unless_verbose() {
+    // Three Kustomizations substitute from one SOPS-encrypted Secret with no age key: three
+    // warnings at the Secret's lines.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    copy_dir(&fixture("sops-substitute-from"), &repo);
+    for app in ["photos", "music"] {
+        fs::create_dir_all(repo.join(app)).unwrap();
+        fs::write(
+            repo.join(app).join("config.yaml"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {app}\n  namespace: {app}\ndata:\n  key: ${{S3_ACCESS_KEY}}\n"),
+        )
+        .unwrap();
+        let ks = format!("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {app}\n  namespace: flux-system\nspec:\n  dependsOn:\n    - name: secrets\n  interval: 10m\n  path: ./{app}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: cluster-secrets\n");
+        let apps = repo.join("clusters/dev/apps.yaml");
+        let text = fs::read_to_string(&apps).unwrap() + &ks;
+        fs::write(&apps, text).unwrap();
+    }
+    let sops =
+        "warning: Secret flux-system/cluster-secrets is SOPS-encrypted and no age key is given";
+    let (code, _, err) = run(&["build", "-o", "names"], &repo);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(sops).count(), 1, "{err}");
+    assert!(
+        err.contains("  --> secrets/cluster-secrets.sops.yaml:")
+            && err.contains("  = and 2 more warnings at this place, for other Kustomizations (`-v` prints each)\n"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["build", "-o", "names", "-v"], &repo);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches(sops).count(), 3, "{err}");
+    assert!(!err.contains("more warnings at this place"), "{err}");
+}

@@ -5,9 +5,11 @@
 use crate::report::Verbosity;
 use clap::{Args, ValueEnum};
 use plumb_flux::build::{build_repository, KustomizationBuild, Options, RepositoryBuild};
+use plumb_flux::diagnostic::{Code, Diagnostic};
 use plumb_flux::varsub::Mode;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -129,15 +131,56 @@ pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> boo
     crate::report::notes(result, verbosity);
     {
         let mut stderr = crate::report::buffered_stderr();
-        for d in result
+        let shown: Vec<&Diagnostic> = result
             .diagnostics()
             .filter(|d| d.is_error() || !verbosity.quiet)
-        {
-            let _ = writeln!(stderr, "{d}");
+            .collect();
+        let repeated = match verbosity.verbose {
+            0 => repeated_warnings(&shown),
+            _ => HashMap::new(),
+        };
+        let mut printed = HashSet::new();
+        for d in shown {
+            match place(d).and_then(|at| Some((at, repeated.get(&at)?))) {
+                Some((at, &more)) if printed.insert(at) => {
+                    let _ = writeln!(
+                        stderr,
+                        "{d}\n  = and {more} more {} at this place, for other Kustomizations (`-v` prints each)",
+                        if more == 1 { "warning" } else { "warnings" }
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    let _ = writeln!(stderr, "{d}");
+                }
+            }
         }
     }
     crate::report::summary(result, verbosity, &result.summary().to_string());
     result.has_errors()
+}
+
+/// Where a warning is in the repository: its code, file, line and column.
+type Place<'d> = (Code, &'d Path, u32, u32);
+
+fn place(d: &Diagnostic) -> Option<Place<'_>> {
+    match (d.is_error(), &d.file, d.line) {
+        (false, Some(file), Some(line)) => Some((d.code, file, line, d.column.unwrap_or(0))),
+        _ => None,
+    }
+}
+
+/// Places with more than one warning, and how many more: a component that puts a
+/// SOPS-encrypted Secret in each namespace is read by every Kustomization there, and each warns
+/// about the same lines (191 warnings of one file on a real repository). They are printed once.
+fn repeated_warnings<'d>(shown: &[&'d Diagnostic]) -> HashMap<Place<'d>, usize> {
+    let mut count: HashMap<Place<'d>, usize> = HashMap::new();
+    for at in shown.iter().filter_map(|d| place(d)) {
+        *count.entry(at).or_default() += 1;
+    }
+    count.retain(|_, n| *n > 1);
+    count.values_mut().for_each(|n| *n -= 1);
+    count
 }
 
 /// What an unknown `--ks` is told: every name when there are few, else the closest name of
