@@ -2,6 +2,9 @@
 //! strictness, and exit codes (0 built, 1 build errors in the repository, 2 usage or
 //! configuration errors). The builds themselves are snapshot-tested in plumb-flux.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use assert_cmd::Command;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -419,27 +422,13 @@ fn artifact_generators_leave_no_staging_directory_behind() {
     }
 }
 
-/// Copies the tree `from` into `to` (created), files and directories.
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn warnings_at_one_place_are_printed_once_unless_verbose() {
     // Three Kustomizations substitute from one SOPS-encrypted Secret with no age key: three
     // warnings at the Secret's lines.
     let tmp = tempfile::tempdir().expect("tempdir");
     let repo = tmp.path().join("repo");
-    copy_dir(&fixture("sops-substitute-from"), &repo);
+    cli::copy_dir(&fixture("sops-substitute-from"), &repo);
     for app in ["photos", "music"] {
         fs::create_dir_all(repo.join(app)).unwrap();
         fs::write(
