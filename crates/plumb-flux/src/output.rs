@@ -21,6 +21,9 @@ pub struct Summary {
     pub not_built: usize,
     /// Not built because their source could not be fetched.
     pub unavailable: usize,
+    /// Entry directories no Flux Kustomization syncs, built as they stand, whose build failed
+    /// (they are not Kustomizations, so not among `failed`).
+    pub entries_failed: usize,
     pub objects: usize,
     /// flux-operator ResourceSets; what they generate is built with the Kustomization that
     /// holds them ([`crate::resourceset`]).
@@ -54,6 +57,9 @@ impl Summary {
                 .filter(|o| o.is(crate::sync::OPERATOR_GROUP, "ResourceSet"))
                 .count();
             if k.synthetic {
+                if k.status == Status::Failed {
+                    self.entries_failed += 1;
+                }
                 continue;
             }
             self.kustomizations += 1;
@@ -122,6 +128,13 @@ impl fmt::Display for Summary {
                 f,
                 ", {} unavailable (source could not be fetched)",
                 self.unavailable
+            )?;
+        }
+        if self.entries_failed > 0 {
+            write!(
+                f,
+                ", {} failed to build",
+                plural(self.entries_failed, "entry directory", "entry directories")
             )?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))?;

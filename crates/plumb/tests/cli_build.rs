@@ -456,3 +456,46 @@ fn warnings_at_one_place_are_printed_once_unless_verbose() {
     assert_eq!(err.matches(sops).count(), 3, "{err}");
     assert!(!err.contains("more warnings at this place"), "{err}");
 }
+
+#[test]
+fn an_entry_directory_that_fails_to_build_is_counted_in_the_summary() {
+    // No Flux Kustomization syncs the entry: it is built as it stands, and is not one of the
+    // Kustomizations the summary counts.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - missing.yaml\n";
+    cli::write(tmp.path(), "clusters/dev/kustomization.yaml", kustomization);
+    let entry = ["--entry", "clusters/dev"];
+    let (code, _, err) = run(
+        &[&["build", "-o", "names"][..], &entry].concat(),
+        tmp.path(),
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("error: kustomize build failed"), "{err}");
+    assert_eq!(
+        err.lines().last().unwrap_or_default(),
+        "plumb: 0 Kustomizations in 1 cluster: 0 built, 0 failed, 0 not built, 1 entry directory failed to build; 0 objects",
+        "{err}"
+    );
+    let (_, _, err) = run(&[&["check", "--offline"][..], &entry].concat(), tmp.path());
+    assert!(
+        err.contains("checked 0 of 0 Kustomizations in 1 cluster; not checked: 1 entry directory that failed to build"),
+        "{err}"
+    );
+
+    // Built, the entry is not mentioned.
+    cli::write(
+        tmp.path(),
+        "clusters/dev/missing.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: dev\n",
+    );
+    let (code, _, err) = run(
+        &[&["build", "-o", "names"][..], &entry].concat(),
+        tmp.path(),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        err.lines().last().unwrap_or_default(),
+        "plumb: 0 Kustomizations in 1 cluster: 0 built, 0 failed, 0 not built; 1 object",
+        "{err}"
+    );
+}

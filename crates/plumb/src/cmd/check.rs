@@ -146,6 +146,13 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             s.failed, s.not_built, s.unavailable
         ));
     }
+    if s.entries_failed > 0 {
+        let (n, noun) = match s.entries_failed {
+            1 => (1, "entry directory"),
+            n => (n, "entry directories"),
+        };
+        line.push_str(&format!("; not checked: {n} {noun} that failed to build"));
+    }
     if s.releases > 0 {
         line.push_str(&format!(
             "; {} of {} HelmRelease{} rendered and checked",
