@@ -103,91 +103,96 @@ fn unless_said(reason: &str) -> &str {
 }
 
 /// The summary line (`plumb: ` and `line`), after, with `-v`, one line per Kustomization and
-/// HelmRelease (what it built, from which source, how many objects, how long), and with `-vv`
-/// the time of each stage.
+/// HelmRelease (what it built, from which source, how many objects, how long; without `-v`,
+/// only those that could not be fetched), and with `-vv` the time of each stage.
 pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
     if verbosity.quiet {
         return;
     }
     let sops = plumb_flux::sops_status::sops_objects(build);
     let mut stderr = buffered_stderr();
-    if verbosity.verbose > 0 {
-        for entry in &build.entries {
-            for k in entry.kustomizations.iter().filter(|k| !k.synthetic) {
-                let path = if k.path.is_empty() { "." } else { &k.path };
-                let from = if k.source.is_empty() {
-                    String::new()
-                } else {
-                    format!(" from {}", k.source)
-                };
-                let took = seconds(k.seconds);
-                let line = match &k.status {
-                    Status::Built => format!(
-                        "built {} ({path}){from}: {} objects in {took}",
-                        k.key(),
-                        k.objects.len()
-                    ),
-                    Status::Failed => format!("failed {} ({path}){from} in {took}", k.key()),
-                    Status::NotBuilt(reason) => {
-                        format!("not built {} ({path}): {reason}", k.key())
-                    }
-                    Status::Unavailable(reason) => {
-                        format!("unavailable {} ({path}): {reason}", k.key())
-                    }
-                };
-                let _ = writeln!(stderr, "  {}: {line}", entry.entry);
-                // Which Kustomizations lead to it, as a diagnostic's `via:` says.
-                if !matches!(k.status, Status::Built) && k.chain.len() > 1 {
-                    let _ = writeln!(stderr, "    = via: {}", k.chain.join(" → "));
+    // Without -v, what could not be fetched is still named: it makes the build incomplete
+    // (exit 1), and the summary only counts it.
+    let shown = |status: &Status| verbosity.verbose > 0 || matches!(status, Status::Unavailable(_));
+    for entry in &build.entries {
+        for k in entry
+            .kustomizations
+            .iter()
+            .filter(|k| !k.synthetic && shown(&k.status))
+        {
+            let path = if k.path.is_empty() { "." } else { &k.path };
+            let from = if k.source.is_empty() {
+                String::new()
+            } else {
+                format!(" from {}", k.source)
+            };
+            let took = seconds(k.seconds);
+            let line = match &k.status {
+                Status::Built => format!(
+                    "built {} ({path}){from}: {} objects in {took}",
+                    k.key(),
+                    k.objects.len()
+                ),
+                Status::Failed => format!("failed {} ({path}){from} in {took}", k.key()),
+                Status::NotBuilt(reason) => {
+                    format!("not built {} ({path}): {reason}", k.key())
                 }
+                Status::Unavailable(reason) => {
+                    format!("unavailable {} ({path}): {reason}", k.key())
+                }
+            };
+            let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+            // Which Kustomizations lead to it, as a diagnostic's `via:` says.
+            if !matches!(k.status, Status::Built) && k.chain.len() > 1 {
+                let _ = writeln!(stderr, "    = via: {}", k.chain.join(" → "));
             }
-            for r in &entry.bootstrap_releases {
-                let line = match &r.status {
-                    Status::Built => format!(
-                        "rendered helmfile release {} ({}): {} objects",
+        }
+        for r in entry.bootstrap_releases.iter().filter(|r| shown(&r.status)) {
+            let line = match &r.status {
+                Status::Built => format!(
+                    "rendered helmfile release {} ({}): {} objects",
+                    r.key(),
+                    r.kustomization,
+                    r.objects.len()
+                ),
+                Status::Failed => {
+                    format!("failed helmfile release {} ({})", r.key(), r.kustomization)
+                }
+                Status::NotBuilt(reason) => format!(
+                    "not rendered helmfile release {} ({}): {}",
+                    r.key(),
+                    r.kustomization,
+                    unless_said(reason)
+                ),
+                Status::Unavailable(reason) => format!(
+                    "unavailable helmfile release {} ({}): {reason}",
+                    r.key(),
+                    r.kustomization
+                ),
+            };
+            let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+        }
+        for r in entry.releases.iter().filter(|r| shown(&r.status)) {
+            let line = match &r.status {
+                Status::Built => format!(
+                    "rendered HelmRelease {}: {} objects{}",
+                    r.key(),
+                    r.objects.len(),
+                    if r.cached { " (cached)" } else { "" }
+                ),
+                Status::Failed => format!("failed HelmRelease {}", r.key()),
+                Status::NotBuilt(reason) => {
+                    format!(
+                        "not rendered HelmRelease {}: {}",
                         r.key(),
-                        r.kustomization,
-                        r.objects.len()
-                    ),
-                    Status::Failed => {
-                        format!("failed helmfile release {} ({})", r.key(), r.kustomization)
-                    }
-                    Status::NotBuilt(reason) => format!(
-                        "not rendered helmfile release {} ({}): {}",
-                        r.key(),
-                        r.kustomization,
                         unless_said(reason)
-                    ),
-                    Status::Unavailable(reason) => format!(
-                        "unavailable helmfile release {} ({}): {reason}",
-                        r.key(),
-                        r.kustomization
-                    ),
-                };
-                let _ = writeln!(stderr, "  {}: {line}", entry.entry);
-            }
-            for r in &entry.releases {
-                let line = match &r.status {
-                    Status::Built => format!(
-                        "rendered HelmRelease {}: {} objects{}",
-                        r.key(),
-                        r.objects.len(),
-                        if r.cached { " (cached)" } else { "" }
-                    ),
-                    Status::Failed => format!("failed HelmRelease {}", r.key()),
-                    Status::NotBuilt(reason) => {
-                        format!(
-                            "not rendered HelmRelease {}: {}",
-                            r.key(),
-                            unless_said(reason)
-                        )
-                    }
-                    Status::Unavailable(reason) => {
-                        format!("unavailable HelmRelease {}: {reason}", r.key())
-                    }
-                };
-                let _ = writeln!(stderr, "  {}: {line}", entry.entry);
-            }
+                    )
+                }
+                Status::Unavailable(reason) => {
+                    format!("unavailable HelmRelease {}: {reason}", r.key())
+                }
+            };
+            let _ = writeln!(stderr, "  {}: {line}", entry.entry);
         }
     }
     if verbosity.verbose > 0 {

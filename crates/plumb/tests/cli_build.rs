@@ -499,3 +499,35 @@ fn an_entry_directory_that_fails_to_build_is_counted_in_the_summary() {
         "{err}"
     );
 }
+
+#[test]
+fn what_could_not_be_fetched_is_named_without_verbose() {
+    // Offline with an empty cache: the other repositories cannot be had, which makes the
+    // build incomplete; without -v the summary counted them and nothing said which.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let cache_dir = cache.path().to_string_lossy().into_owned();
+    let args = [
+        "build",
+        "-o",
+        "names",
+        "--offline",
+        "--cache-dir",
+        &cache_dir,
+    ];
+    let (code, _, err) = run(&args, &fixture("checkout-remote"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "unavailable flux-system/remote-crds (crds): source GitRepository/flux-system/charts"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 unavailable (source could not be fetched)"),
+        "{err}"
+    );
+    // What was built is listed with -v only.
+    assert!(!err.contains(": built "), "{err}");
+    let (_, _, verbose) = run(&[&args[..], &["-v"]].concat(), &fixture("checkout-remote"));
+    assert!(verbose.contains(": built "), "{verbose}");
+}
