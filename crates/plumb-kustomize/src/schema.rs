@@ -178,8 +178,11 @@ impl Schema {
         BUILTIN.get_or_init(|| {
             let checked = "the compiled-in schema table is checked by tests/schema_table.rs";
             let table: BuiltinTable<'static> = serde_json::from_str(BUILTIN_TABLE).expect(checked);
-            let resources = format!(r#"{{"resources":{}}}"#, table.resources.get());
-            let mut schema = Schema::from_table_json(&resources).expect(checked);
+            let resources: Value = serde_json::from_str(table.resources.get()).expect(checked);
+            let mut schema = Schema::default();
+            schema
+                .add_resources(&resources, At::top("resources"))
+                .expect(checked);
             let entries = table
                 .definitions
                 .into_iter()
@@ -208,15 +211,7 @@ impl Schema {
             let at = At::top(key);
             match key.as_str() {
                 "_source" => {}
-                "resources" => {
-                    for (api_version, kinds) in as_object(value, at)? {
-                        let at = at.child(api_version);
-                        for (kind, entry) in as_object(kinds, at)? {
-                            let resource = parse_resource(entry, at.child(kind))?;
-                            schema.add_resource(api_version, kind, resource);
-                        }
-                    }
-                }
+                "resources" => schema.add_resources(value, at)?,
                 "definitions" => {
                     for (name, definition) in as_object(value, at)? {
                         let definition = parse_definition(definition, at.child(name))?;
@@ -227,6 +222,18 @@ impl Schema {
             }
         }
         Ok(schema)
+    }
+
+    /// Adds the kinds of a table's `resources` object (at `at` in the table).
+    fn add_resources(&mut self, value: &Value, at: At<'_>) -> Result<(), SchemaError> {
+        for (api_version, kinds) in as_object(value, at)? {
+            let at = at.child(api_version);
+            for (kind, entry) in as_object(kinds, at)? {
+                let resource = parse_resource(entry, at.child(kind))?;
+                self.add_resource(api_version, kind, resource);
+            }
+        }
+        Ok(())
     }
 
     /// Whether objects of this apiVersion and kind are namespace-scoped: `None` when the schema
@@ -264,14 +271,17 @@ impl Schema {
     /// does not replace (parsed now, if they were not yet).
     fn all_definitions(&self) -> impl Iterator<Item = (&str, &Definition)> {
         let own = self.definitions.iter().map(|(n, d)| (n.as_str(), d));
-        let builtin = self.builtin.into_iter().flat_map(|table| {
-            table
-                .entries
-                .keys()
-                .filter(|name| !self.definitions.contains_key(**name))
-                .filter_map(|name| table.get(name))
-        });
-        own.chain(builtin)
+        let builtin = self.builtin_names_kept();
+        own.chain(builtin.filter_map(|name| self.builtin?.get(name)))
+    }
+
+    /// The names of the compiled-in table's definitions this schema's own do not replace.
+    fn builtin_names_kept(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let names = self
+            .builtin
+            .into_iter()
+            .flat_map(|t| t.entries.keys().copied());
+        names.filter(|name| !self.definitions.contains_key(*name))
     }
 
     /// Everything the schema records about one apiVersion/kind.
@@ -361,12 +371,7 @@ impl Schema {
 
     /// How many definitions the schema holds.
     pub fn definition_count(&self) -> usize {
-        let builtin = self.builtin.map(|table| {
-            let keys = table.entries.keys();
-            keys.filter(|name| !self.definitions.contains_key(**name))
-                .count()
-        });
-        self.definitions.len() + builtin.unwrap_or(0)
+        self.definitions.len() + self.builtin_names_kept().count()
     }
 }
 
