@@ -436,6 +436,7 @@ struct Context<'a> {
 fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Options) -> EntryBuild {
     let started = Instant::now();
     let config = cluster.config;
+    let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
     // What bootstrap applies before Flux, read and rendered beside the entry's own build.
     let ((bootstrap, bootstrap_releases), (discovery, self_sync, repository_inference)) =
         rayon::join(
@@ -463,13 +464,12 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 crate::entry_sync::self_sync(
                     root,
                     entry,
-                    cluster.config,
+                    operator_sync,
                     cluster.discovery,
                     &cluster.file_systems,
                 )
             },
         );
-    let operator_sync = cluster.discovery.sync_for(entry, &config.sources);
     let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
     // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it.
     let lenient_flux = operator_sync

@@ -3,7 +3,6 @@
 //! directory nothing else covers.
 
 use crate::build::build_dir;
-use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::model::{FluxKustomization, Object, ObjectRef, KUSTOMIZE_GROUP};
 use crate::source::{self, Inference};
@@ -15,11 +14,12 @@ use std::path::Path;
 /// The entry built as it stands, and the Kustomization that syncs it, with how that was
 /// found when the repository does not declare it: from the entry's own objects (the one
 /// `flux bootstrap` committed), a FluxInstance's sync, or the bootstrap Kustomization Flux
-/// would have for a directory nothing else covers.
+/// would have for a directory nothing else covers. `operator_sync` is the FluxInstance sync of
+/// the entry, if there is one ([`Discovery::sync_for`]).
 pub(crate) fn self_sync(
     root: &Path,
     entry: &str,
-    config: &Config,
+    operator_sync: Option<&sync::ClusterSync>,
     discovery: &Discovery,
     file_systems: &FileSystems,
 ) -> (
@@ -37,7 +37,6 @@ pub(crate) fn self_sync(
         .map(|o| FluxKustomization::from_object(o.clone()))
         .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
         .min_by_key(|k| k.source_ref.kind != "GitRepository");
-    let operator_sync = discovery.sync_for(entry, &config.sources);
     let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
         (Some(ks), _) => (Some(ks), None),
         (None, Some(sync)) => (Some(sync.kustomization()), Some(sync.inference())),
