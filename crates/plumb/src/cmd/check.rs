@@ -147,11 +147,14 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
         ));
     }
     if s.entries_failed > 0 {
-        let (n, noun) = match s.entries_failed {
-            1 => (1, "entry directory"),
-            n => (n, "entry directories"),
+        let noun = match s.entries_failed {
+            1 => "entry directory",
+            _ => "entry directories",
         };
-        line.push_str(&format!("; not checked: {n} {noun} that failed to build"));
+        line.push_str(&format!(
+            "; not checked: {} {noun} that failed to build",
+            s.entries_failed
+        ));
     }
     if s.releases > 0 {
         line.push_str(&format!(
