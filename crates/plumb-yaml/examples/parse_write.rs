@@ -9,6 +9,11 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+/// The allocator the plumb binary uses: a floor measured with another (glibc's malloc, a
+/// quarter of this program's time) would be a slower floor than plumb's own parse and write.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::yaml_files;
