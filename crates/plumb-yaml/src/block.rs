@@ -460,8 +460,8 @@ impl<'t> Reader<'t, '_> {
     }
 
     /// A flow sequence or mapping on one line from its bracket at `i`, of scalars (plain or
-    /// quoted; no empty value, no trailing comma) and flow collections of the same kind, keys
-    /// scalars only: gives where it ends.
+    /// quoted; no empty value but that of a key written alone, no trailing comma) and flow
+    /// collections of the same kind, keys scalars only: gives where it ends.
     fn flow(&mut self, i: usize) -> Read<usize> {
         let mapping = self.b[i] == b'{';
         let close = if mapping { b'}' } else { b']' };
@@ -474,7 +474,12 @@ impl<'t> Reader<'t, '_> {
                 } else {
                     self.flow_value(j)?
                 };
-                if mapping {
+                let after = self.skip_spaces(j);
+                if mapping && matches!(self.at(after), b',' | b'}') {
+                    // A key without a value (`{ name: x, poster }`): granit-parser gives an
+                    // empty one where the `,` or `}` after the key is.
+                    self.scalar(Cow::Borrowed("~"), GStyle::Plain, after, after)?;
+                } else if mapping {
                     if self.at(j) != b':' || self.at(j + 1) != b' ' {
                         return Err(GiveUp);
                     }
@@ -557,7 +562,9 @@ impl<'t> Reader<'t, '_> {
             }
             j += 1;
         }
-        if key && end != j {
+        // A key is followed by its `: ` at once; one followed by spaces is left to granit-parser
+        // unless the mapping goes on without a value for it (`{a , b}`).
+        if key && end != j && self.at(j) == b':' {
             return Err(GiveUp);
         }
         self.scalar(Cow::Borrowed(&self.text[i..end]), GStyle::Plain, i, end)?;

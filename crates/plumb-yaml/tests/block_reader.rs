@@ -401,3 +401,29 @@ fn reads_aliases_in_flow_collections_as_granit_parser_does() {
         assert_eq!(compare("alias.yaml", text), Some(read), "{text:?}");
     }
 }
+
+/// A key written without a value in a flow mapping (`{ name: IMDb Genres, genre: romance,
+/// comedy }`, as Kometa's configuration files write them by the hundred) is read as
+/// granit-parser reads it: an empty value where the `,` or `}` after the key is.
+#[test]
+fn reads_keys_without_values_in_flow_mappings_as_granit_parser_does() {
+    for (text, read) in [
+        ("t: { name: Anime, mal_id: 46, poster }\n", true),
+        ("t: { name: IMDb Genres, genre: romance, comedy }\n", true),
+        ("t: {a}\n", true),
+        ("t: { a }\n", true),
+        ("t: {a, b}\n", true),
+        ("t: {a , b: c}\n", true),
+        ("t: {\"q\", 'r' }\n", true),
+        ("t: [x, {a, b: [c]}]\n", true),
+        ("- {a: 1, b}\n- {c}\n", true),
+        ("t: &m {a}\nu: *m\n", true),
+        // Still granit-parser's: a key and its `:` apart, a trailing comma, a key of a list.
+        ("t: {a : b}\n", false),
+        ("t: {a,}\n", false),
+        ("t: {a, }\n", false),
+        ("t: [a: b]\n", false),
+    ] {
+        assert_eq!(compare("flow.yaml", text), Some(read), "{text:?}");
+    }
+}
