@@ -8,6 +8,7 @@
 
 use crate::resolve::{plain_is_string, Schema};
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 const BEST_WIDTH: usize = 80;
@@ -16,21 +17,21 @@ const BEST_INDENT: usize = 2;
 /// Writes one document (no `---` separator), ending with a line break.
 pub fn write_document(value: &Value) -> String {
     let mut e = Emitter::default();
-    e.node(value, Ctx::Root, 0);
-    e.document_end();
+    e.document(value);
     e.out
 }
 
-/// Writes several documents separated by `---`, as `kustomize build` prints a resource list.
+/// Writes several documents separated by `---`, as `kustomize build` prints a resource list:
+/// into one text, not each into its own and copied.
 pub fn write_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
-    let mut out = String::new();
+    let mut e = Emitter::default();
     for (i, v) in values.into_iter().enumerate() {
         if i > 0 {
-            out.push_str("---\n");
+            e.out.push_str("---\n");
         }
-        out.push_str(&write_document(v));
+        e.document(v);
     }
-    out
+    e.out
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -102,6 +103,16 @@ impl Emitter {
         self.indention = self.indention && is_indention;
     }
 
+    /// One document, from a writer at the start of a line.
+    fn document(&mut self, value: &Value) {
+        self.column = 0;
+        self.whitespace = true;
+        self.indention = true;
+        self.indent = 0;
+        self.node(value, Ctx::Root, 0);
+        self.document_end();
+    }
+
     fn document_end(&mut self) {
         self.indent = 0;
         self.write_indent();
@@ -140,10 +151,9 @@ impl Emitter {
             _ => parent + BEST_INDENT,
         };
         // Entries, not keys, so that no key is looked up again.
-        let entries: Vec<(&String, &Value)> = map.iter().collect();
-        let mut order: Vec<&(&String, &Value)> = entries.iter().collect();
-        sort_written(&mut order, |e| e.0.as_str());
-        for &(key, value) in order {
+        let mut order: Vec<(&String, &Value)> = map.iter().collect();
+        order.sort_by(|a, b| natural_key_order(a.0, b.0));
+        for (key, value) in order {
             self.indent = indent;
             self.write_indent();
             let style = string_style(key);
@@ -690,13 +700,14 @@ fn is_base60_float(s: &str) -> bool {
     i == b.len()
 }
 
-fn scalar_text(value: &Value) -> (String, Style) {
+fn scalar_text(value: &Value) -> (Cow<'_, str>, Style) {
     match value {
-        Value::Null => ("null".into(), Style::Plain),
-        Value::Bool(b) => (b.to_string(), Style::Plain),
-        Value::Number(n) => (number_text(n), Style::Plain),
-        Value::String(s) => (s.clone(), string_style(s)),
-        _ => (String::new(), Style::Plain),
+        Value::Null => (Cow::Borrowed("null"), Style::Plain),
+        Value::Bool(true) => (Cow::Borrowed("true"), Style::Plain),
+        Value::Bool(false) => (Cow::Borrowed("false"), Style::Plain),
+        Value::Number(n) => (Cow::Owned(number_text(n)), Style::Plain),
+        Value::String(s) => (Cow::Borrowed(s), string_style(s)),
+        _ => (Cow::Borrowed(""), Style::Plain),
     }
 }
 
