@@ -10,9 +10,8 @@
 //! in parallel. The result does not depend on the number of threads.
 
 use crate::config::Config;
-use crate::diagnostic::{self, Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fetch::SourceProblem;
-use crate::generate;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
 use crate::runtime::RuntimeSecret;
@@ -1147,7 +1146,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             .at(ks.object.node_at(&["spec", "suspend"])),
         );
     }
-    let built = build_dir(
+    let built = crate::dir_build::build_dir(
         ctx.file_systems,
         &source::join(ctx.root, &source_dir),
         &dir,
@@ -1339,63 +1338,4 @@ fn set_common_metadata(
             }
         }
     }
-}
-
-/// `d`, which points at the kustomization kustomize-controller generates for `dir`, pointing
-/// at the directory and saying the kustomization is generated.
-fn generated_here(mut d: Diagnostic, dir: &Path) -> Diagnostic {
-    d.file = Some(dir.to_path_buf());
-    d.line = None;
-    d.column = None;
-    d.message.push_str(
-        " (in the kustomization.yaml kustomize-controller generates for this directory, which has none)",
-    );
-    d
-}
-
-/// Builds `dir` as Flux does (generated kustomization, `ks`'s overlay) and returns the objects.
-/// Builds `dir` as kustomize-controller does: no load restrictor, but inside a file system
-/// rooted at the source (`root`), so that nothing outside it is read, through `..`, an
-/// absolute path or a symlink.
-pub(crate) fn build_dir(
-    file_systems: &FileSystems,
-    root: &Path,
-    dir: &Path,
-    ks: Option<&FluxKustomization>,
-) -> Result<Vec<Object>, Diagnostic> {
-    let fs = file_systems.confined(root)?;
-    if let Err(e) = fs.resolve(dir) {
-        return Err(match ks {
-            Some(ks) => Diagnostic::error(Code::OutsideSource, format!("spec.path: {e}"))
-                .at(ks.object.node_at(&["spec", "path"])),
-            None => Diagnostic::error(Code::OutsideSource, format!("entry path: {e}")),
-        });
-    }
-    let k = generate::kustomization_for(&fs, dir, ks)?;
-    let options = file_systems.build_options(fs);
-    let list = plumb_kustomize::build_kustomization(&k, &options).map_err(|e| {
-        let d = diagnostic::from_kustomize(&e).in_file(&k.path);
-        // A generated kustomization (it has no node from a file) is no file to point at.
-        if k.node.span.is_none() && d.file.as_deref() == Some(k.path.as_path()) {
-            generated_here(d, dir)
-        } else {
-            d
-        }
-    })?;
-    list.resources
-        .into_iter()
-        .map(|r| {
-            let value = plumb_yaml::to_json(&r.node).map_err(|e| {
-                Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
-                    &e.path,
-                    e.location.line,
-                    e.location.column,
-                )
-            })?;
-            Ok(Object {
-                value,
-                origin: Some(std::sync::Arc::new(r.node)),
-            })
-        })
-        .collect()
 }

@@ -2,8 +2,8 @@
 //! there, a FluxInstance's sync, or the bootstrap Kustomization Flux would have for a
 //! directory nothing else covers.
 
-use crate::build::build_dir;
 use crate::diagnostic::Diagnostic;
+use crate::dir_build::build_dir;
 use crate::model::{FluxKustomization, Object, ObjectRef, KUSTOMIZE_GROUP};
 use crate::source::{self, Inference};
 use crate::sync::{self, Discovery};

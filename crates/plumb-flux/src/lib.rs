@@ -21,6 +21,7 @@ pub mod build;
 pub mod config;
 pub mod dependencies;
 pub mod diagnostic;
+mod dir_build;
 mod entry_sync;
 pub mod fetch;
 pub mod fluxinstance;

@@ -1,0 +1,69 @@
+//! kustomize-controller's build of one directory: the kustomization it generates or amends
+//! from the Kustomization's spec, built by kustomize inside the source's tree, each object
+//! converted for the steps after it (postBuild, the checks). Apart from build.rs, which orders
+//! the builds of a cluster.
+
+use std::path::Path;
+
+use crate::diagnostic::{self, Code, Diagnostic};
+use crate::generate;
+use crate::model::{FluxKustomization, Object};
+use crate::trees::FileSystems;
+
+/// `d`, which points at the kustomization kustomize-controller generates for `dir`, pointing
+/// at the directory and saying the kustomization is generated.
+fn generated_here(mut d: Diagnostic, dir: &Path) -> Diagnostic {
+    d.file = Some(dir.to_path_buf());
+    d.line = None;
+    d.column = None;
+    d.message.push_str(
+        " (in the kustomization.yaml kustomize-controller generates for this directory, which has none)",
+    );
+    d
+}
+
+/// Builds `dir` as kustomize-controller does (generated kustomization, `ks`'s overlay) and
+/// returns the objects: no load restrictor, but inside a file system rooted at the source
+/// (`root`), so that nothing outside it is read, through `..`, an absolute path or a symlink.
+pub(crate) fn build_dir(
+    file_systems: &FileSystems,
+    root: &Path,
+    dir: &Path,
+    ks: Option<&FluxKustomization>,
+) -> Result<Vec<Object>, Diagnostic> {
+    let fs = file_systems.confined(root)?;
+    if let Err(e) = fs.resolve(dir) {
+        return Err(match ks {
+            Some(ks) => Diagnostic::error(Code::OutsideSource, format!("spec.path: {e}"))
+                .at(ks.object.node_at(&["spec", "path"])),
+            None => Diagnostic::error(Code::OutsideSource, format!("entry path: {e}")),
+        });
+    }
+    let k = generate::kustomization_for(&fs, dir, ks)?;
+    let options = file_systems.build_options(fs);
+    let list = plumb_kustomize::build_kustomization(&k, &options).map_err(|e| {
+        let d = diagnostic::from_kustomize(&e).in_file(&k.path);
+        // A generated kustomization (it has no node from a file) is no file to point at.
+        if k.node.span.is_none() && d.file.as_deref() == Some(k.path.as_path()) {
+            generated_here(d, dir)
+        } else {
+            d
+        }
+    })?;
+    list.resources
+        .into_iter()
+        .map(|r| {
+            let value = plumb_yaml::to_json(&r.node).map_err(|e| {
+                Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
+                    &e.path,
+                    e.location.line,
+                    e.location.column,
+                )
+            })?;
+            Ok(Object {
+                value,
+                origin: Some(std::sync::Arc::new(r.node)),
+            })
+        })
+        .collect()
+}
