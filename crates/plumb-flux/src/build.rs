@@ -11,6 +11,7 @@
 
 use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic};
+use crate::dir_build::Unfetched;
 use crate::fetch::SourceProblem;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
 use crate::postbuild::{self, ObjectLookup};
@@ -532,9 +533,14 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             ks.namespace = String::new();
             // It stands for a directory, not an object: it has no sourceRef to diagnose.
             ks.problems.clear();
-            let (mut objects, mut diagnostics) = match discovery {
-                Ok(objects) => (objects, Vec::new()),
-                Err(d) => (Vec::new(), vec![d]),
+            // An entry whose build needs what could not be fetched is left unbuilt, as a
+            // Kustomization is: not a mistake of the repository.
+            let (mut objects, mut diagnostics, unfetched) = match discovery {
+                Ok(objects) => (objects, Vec::new(), Unfetched::default()),
+                Err(d) => match Unfetched::of(&d, root) {
+                    Some(unfetched) => (Vec::new(), Vec::new(), unfetched),
+                    None => (Vec::new(), vec![d], Unfetched::default()),
+                },
             };
             crate::resourceset::expand_all(&mut objects, &mut diagnostics);
             nodes.push(Node {
@@ -552,8 +558,8 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 objects,
                 diagnostics,
                 assumed: Vec::new(),
-                not_built: None,
-                unavailable: None,
+                not_built: unfetched.not_built,
+                unavailable: unfetched.unavailable,
             };
             register(
                 0,
@@ -1158,28 +1164,18 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     };
     let mut objects = match built {
         Ok(objects) => objects,
-        Err(d) if matches!(d.code, Code::SourceUnavailable | Code::RemoteUnavailable) => {
-            let unavailable = d.code == Code::RemoteUnavailable;
-            // The reason names the kustomization file as the repository does.
-            let reason = d.message.replace(&format!("{}/", ctx.root.display()), "");
-            return Built {
-                path: rel,
-                objects: Vec::new(),
-                diagnostics,
-                assumed: assumed.into_iter().collect(),
-                not_built: (!unavailable).then(|| reason.clone()),
-                unavailable: unavailable.then_some(reason),
-            };
-        }
         Err(d) => {
-            diagnostics.push(d);
+            let unfetched = Unfetched::of(&d, ctx.root).unwrap_or_else(|| {
+                diagnostics.push(d);
+                Unfetched::default()
+            });
             return Built {
                 path: rel,
                 objects: Vec::new(),
                 diagnostics,
                 assumed: assumed.into_iter().collect(),
-                not_built: None,
-                unavailable: None,
+                not_built: unfetched.not_built,
+                unavailable: unfetched.unavailable,
             };
         }
     };

@@ -67,3 +67,31 @@ pub(crate) fn build_dir(
         })
         .collect()
 }
+
+/// Why a build that needed something fetched was not made, when that is the reason it failed:
+/// a source or remote resource not fetched (offline, or not supported), or one that could not
+/// be reached. Not an error of the repository: the build is counted as not built or
+/// unavailable, with the reason.
+#[derive(Default)]
+pub(crate) struct Unfetched {
+    pub(crate) not_built: Option<String>,
+    pub(crate) unavailable: Option<String>,
+}
+
+impl Unfetched {
+    pub(crate) fn of(d: &Diagnostic, root: &Path) -> Option<Unfetched> {
+        // The reason names the kustomization file as the repository does.
+        let reason = || d.message.replace(&format!("{}/", root.display()), "");
+        match d.code {
+            Code::SourceUnavailable => Some(Unfetched {
+                not_built: Some(reason()),
+                unavailable: None,
+            }),
+            Code::RemoteUnavailable => Some(Unfetched {
+                not_built: None,
+                unavailable: Some(reason()),
+            }),
+            _ => None,
+        }
+    }
+}

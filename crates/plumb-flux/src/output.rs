@@ -24,6 +24,10 @@ pub struct Summary {
     /// Entry directories no Flux Kustomization syncs, built as they stand, whose build failed
     /// (they are not Kustomizations, so not among `failed`).
     pub entries_failed: usize,
+    /// Such entry directories not built because what they list could not be fetched (a
+    /// remote resource unreachable) or was not (offline, or not supported).
+    pub entries_unavailable: usize,
+    pub entries_not_built: usize,
     pub objects: usize,
     /// flux-operator ResourceSets; what they generate is built with the Kustomization that
     /// holds them ([`crate::resourceset`]).
@@ -57,8 +61,11 @@ impl Summary {
                 .filter(|o| o.is(crate::sync::OPERATOR_GROUP, "ResourceSet"))
                 .count();
             if k.synthetic {
-                if k.status == Status::Failed {
-                    self.entries_failed += 1;
+                match k.status {
+                    Status::Failed => self.entries_failed += 1,
+                    Status::Unavailable(_) => self.entries_unavailable += 1,
+                    Status::NotBuilt(_) => self.entries_not_built += 1,
+                    Status::Built => {}
                 }
                 continue;
             }
@@ -130,11 +137,22 @@ impl fmt::Display for Summary {
                 self.unavailable
             )?;
         }
+        let entries = |n: usize| plural(n, "entry directory", "entry directories");
         if self.entries_failed > 0 {
+            write!(f, ", {} failed to build", entries(self.entries_failed))?;
+        }
+        if self.entries_not_built > 0 {
             write!(
                 f,
-                ", {} failed to build",
-                plural(self.entries_failed, "entry directory", "entry directories")
+                ", {} not built (a resource not fetched: -v says which)",
+                entries(self.entries_not_built)
+            )?;
+        }
+        if self.entries_unavailable > 0 {
+            write!(
+                f,
+                ", {} unavailable (a resource could not be fetched)",
+                entries(self.entries_unavailable)
             )?;
         }
         write!(f, "; {}", plural(self.objects, "object", "objects"))?;

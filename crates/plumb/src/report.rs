@@ -115,6 +115,19 @@ pub fn summary(build: &RepositoryBuild, verbosity: Verbosity, line: &str) {
     // (exit 1), and the summary only counts it.
     let shown = |status: &Status| verbosity.verbose > 0 || matches!(status, Status::Unavailable(_));
     for entry in &build.entries {
+        // An entry directory built as it stands, left unbuilt by what it could not fetch.
+        for k in entry
+            .kustomizations
+            .iter()
+            .filter(|k| k.synthetic && shown(&k.status))
+        {
+            let line = match &k.status {
+                Status::NotBuilt(reason) => format!("entry directory not built: {reason}"),
+                Status::Unavailable(reason) => format!("entry directory unavailable: {reason}"),
+                Status::Built | Status::Failed => continue,
+            };
+            let _ = writeln!(stderr, "  {}: {line}", entry.entry);
+        }
         for k in entry
             .kustomizations
             .iter()

@@ -338,3 +338,53 @@ fn a_generator_file_source_by_url_is_fetched_and_reused_offline() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(offline, online);
 }
+
+/// An entry directory built as it stands (no Flux Kustomization syncs it) that lists what
+/// cannot be fetched is left unbuilt as a Kustomization is: unavailable, with the reason, the
+/// build incomplete (exit 1); not a build error that `plumb check` reports as a finding.
+#[test]
+fn an_entry_directory_that_lists_what_cannot_be_fetched_is_unavailable_not_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    write(
+        &repo,
+        "clusters/dev/kustomization.yaml",
+        "resources:\n- github.com/example-org/platform//deploy/base?ref=v1\n",
+    );
+    let cache = tmp.path().join("empty-cache");
+    let args = |command: &'static str| {
+        vec![
+            command,
+            "--offline",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--entry",
+            "clusters/dev",
+        ]
+    };
+    let (code, _, err) = plumb(&args("build"), &repo);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("error"), "{err}");
+    assert!(
+        err.contains("clusters/dev: entry directory unavailable: remote resource github.com/example-org/platform//deploy/base?ref=v1"),
+        "{err}"
+    );
+    assert!(err.contains("not in the cache"), "{err}");
+    assert!(err.contains("1 entry directory unavailable"), "{err}");
+    assert!(!err.contains("failed to build"), "{err}");
+
+    let (code, out, err) = plumb(&args("check"), &repo);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !out.contains("BLD001") && !err.contains("BLD001"),
+        "{out}\n{err}"
+    );
+    assert!(
+        err.contains(
+            "not checked: 1 entry directory unavailable (a resource could not be fetched)"
+        ),
+        "{err}"
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+}

@@ -272,6 +272,7 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     result.leave_to_exit();
     if errors
         || summary.unavailable > 0
+        || summary.entries_unavailable > 0
         || summary.releases_unavailable > 0
         || summary.bootstrap_unavailable > 0
     {

@@ -146,15 +146,20 @@ pub fn run(args: CheckArgs, color: Color, verbosity: crate::report::Verbosity) -
             s.failed, s.not_built, s.unavailable
         ));
     }
-    if s.entries_failed > 0 {
-        let noun = match s.entries_failed {
+    let unchecked = [
+        (s.entries_failed, "that failed to build"),
+        (s.entries_not_built, "not built (a resource not fetched)"),
+        (
+            s.entries_unavailable,
+            "unavailable (a resource could not be fetched)",
+        ),
+    ];
+    for (n, why) in unchecked.into_iter().filter(|&(n, _)| n > 0) {
+        let noun = match n {
             1 => "entry directory",
             _ => "entry directories",
         };
-        line.push_str(&format!(
-            "; not checked: {} {noun} that failed to build",
-            s.entries_failed
-        ));
+        line.push_str(&format!("; not checked: {n} {noun} {why}"));
     }
     if s.releases > 0 {
         line.push_str(&format!(
