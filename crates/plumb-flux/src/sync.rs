@@ -432,8 +432,9 @@ fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirSc
         .iter()
         .flat_map(|(rel, _, files)| files.iter().map(move |f| (rel.as_str(), f.as_path())))
         .collect();
-    // A walk's paths are real ones only from the canonical root.
-    if root.canonicalize().is_ok_and(|real| real == root) {
+    // A walk's paths are real ones only from the canonical root, which the file system's
+    // root is.
+    if fs.root() == Some(root) {
         let dirs: Vec<&Path> = listing.iter().map(|(_, d, _)| d.as_path()).collect();
         let paths: Vec<&Path> = files.iter().map(|&(_, f)| f).collect();
         fs.note_walked(&dirs, &paths);
@@ -888,6 +889,29 @@ mod tests {
             ["a/b/c", "a/b", "a", ""]
         );
         assert_eq!(self_and_ancestors("").collect::<Vec<_>>(), [""]);
+    }
+
+    /// Through a symlink to the repository, the walk's paths are not the files' real paths and
+    /// are not told to the file system as such; what discovery finds is the same.
+    #[test]
+    fn a_repository_reached_through_a_symlink_is_discovered_as_the_real_one() {
+        let tree = tempfile::tempdir().unwrap();
+        let real = tree.path().join("repo");
+        let sync = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  url: https://example.com/repo.git\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/dev\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n";
+        for (rel, text) in [
+            ("clusters/dev/flux-system/gotk-sync.yaml", sync),
+            ("clusters/dev/apps.yaml", "kind: ConfigMap\n"),
+        ] {
+            std::fs::create_dir_all(real.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(real.join(rel), text).unwrap();
+        }
+        let link = tree.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let real = real.canonicalize().unwrap();
+        let (direct, linked) = (discover(&real, &[]), discover(&link, &[]));
+        assert_eq!(direct.entries, ["clusters/dev"]);
+        assert_eq!(linked.entries, direct.entries);
+        assert_eq!(linked.syncs.len(), direct.syncs.len());
     }
 
     #[test]

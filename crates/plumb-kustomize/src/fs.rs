@@ -127,6 +127,11 @@ impl FileSystem {
         })
     }
 
+    /// The canonical directory it is confined to, `None` when it reads anywhere.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
     /// The same file system with another per-file cap.
     pub fn with_max_file_size(mut self, bytes: u64) -> FileSystem {
         self.max_file_size = bytes;
