@@ -125,13 +125,12 @@ impl<'t> Reader<'t, '_> {
         Ok(self.skip_spaces(end))
     }
 
-    /// Where an anchor's or alias's name starting at `i` ends.
+    /// Where an anchor's or alias's name starting at `i` ends. Only ASCII bytes end one (the
+    /// bytes of a wider character are part of the name), and of ASCII white space only the
+    /// space, tab and line feed reach this reader.
     fn name_end(&self, mut i: usize) -> usize {
         while i < self.b.len()
-            && !matches!(
-                self.b[i],
-                b' ' | b'\n' | b'\t' | b',' | b'[' | b']' | b'{' | b'}'
-            )
+            && !(self.b[i].is_ascii() && crate::parse::ends_anchor_name(char::from(self.b[i])))
         {
             i += 1;
         }

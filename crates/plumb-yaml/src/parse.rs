@@ -126,6 +126,11 @@ fn read_with_granit(
     Ok(builder.docs)
 }
 
+/// Whether `c` ends an anchor's or alias's name: white space or a flow indicator.
+pub(crate) fn ends_anchor_name(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}')
+}
+
 /// granit-parser's message, naming the anchor when an alias refers to none: the alias is the
 /// `*name` at the error's offset (kustomize says `unknown anchor 'pvc' referenced`).
 fn with_alias_name(info: &str, text: &str, offset: usize) -> String {
@@ -135,11 +140,7 @@ fn with_alias_name(info: &str, text: &str, offset: usize) -> String {
     let name: String = text
         .get(offset..)
         .and_then(|rest| rest.strip_prefix('*'))
-        .map(|rest| {
-            rest.chars()
-                .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
-                .collect()
-        })
+        .map(|rest| rest.chars().take_while(|&c| !ends_anchor_name(c)).collect())
         .unwrap_or_default();
     if name.is_empty() {
         info.to_string()
