@@ -95,14 +95,8 @@ pub fn run_transformer(
                 namespace: field_specs(config)?,
                 ..TransformerConfig::default()
             };
-            let flag = |key: &str| {
-                matches!(
-                    config.node.get(key).and_then(Node::scalar_value),
-                    Some("true" | "True" | "TRUE")
-                )
-            };
             let options = namespace::Options {
-                unset_only: flag("unsetOnly"),
+                unset_only: config_bool(config, "unsetOnly")?,
                 subjects: namespace::Subjects::parse(
                     config
                         .node
@@ -254,22 +248,54 @@ const KUSTOMIZE_BUILTINS: &[&str] = &[
     "ValueAddTransformer",
 ];
 
+/// A builtin plugin's Gvk as kustomize names it (`NamespaceTransformer.builtin.[noGrp]`),
+/// `builtin` read as a version.
+fn plugin_gvk(config: &Resource) -> String {
+    let (group, version) = config
+        .api_version()
+        .split_once('/')
+        .unwrap_or(("", config.api_version()));
+    let or = |s: &str, d: &'static str| if s.is_empty() { d } else { s }.to_string();
+    format!(
+        "{}.{}.{}",
+        or(config.kind(), "[noKind]"),
+        or(version, "[noVer]"),
+        or(group, "[noGrp]")
+    )
+}
+
+/// A boolean field of a builtin plugin's configuration, read as kustomize unmarshals it: a
+/// YAML boolean (`true`, `True`), false when missing or null, and anything else (`"true"`,
+/// `yes`, `1`) refused as Go's JSON decoding refuses it.
+fn config_bool(config: &Resource, key: &str) -> Result<bool, KustomizeError> {
+    let Some(node) = config.node.get(key) else {
+        return Ok(false);
+    };
+    let found = match plumb_yaml::to_json(node)? {
+        serde_json::Value::Bool(b) => return Ok(b),
+        serde_json::Value::Null => return Ok(false),
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    };
+    let namespace = match config.namespace() {
+        "" => "[noNs]",
+        ns => ns,
+    };
+    Err(KustomizeError::Other(format!(
+        "plugin {}/{}.{namespace} fails configuration: unmarshalling {} config: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go struct field .{key} of type bool",
+        plugin_gvk(config),
+        config.name(),
+        config.kind()
+    )))
+}
+
 /// The error for a builtin plugin plumb does not run: kustomize's own when kustomize has no
 /// such builtin either.
 pub fn not_supported(config: &Resource) -> KustomizeError {
     if !KUSTOMIZE_BUILTINS.contains(&config.kind()) {
-        // kustomize names the plugin by its Gvk, `builtin` read as a version.
-        let (group, version) = config
-            .api_version()
-            .split_once('/')
-            .unwrap_or(("", config.api_version()));
-        let or = |s: &str, d: &'static str| if s.is_empty() { d } else { s }.to_string();
-        return KustomizeError::Other(format!(
-            "unable to load builtin {}.{}.{}",
-            or(config.kind(), "[noKind]"),
-            or(version, "[noVer]"),
-            or(group, "[noGrp]")
-        ));
+        return KustomizeError::Other(format!("unable to load builtin {}", plugin_gvk(config)));
     }
     KustomizeError::Unsupported(format!(
         "builtin plugin {} ({}) is not supported by plumb yet",
