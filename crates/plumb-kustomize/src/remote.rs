@@ -58,4 +58,9 @@ pub trait Remote: Send + Sync + std::panic::RefUnwindSafe + fmt::Debug {
     fn directory(&self, entry: &str) -> Result<RemoteTree, RemoteFailure>;
     /// The text of an `http(s)` file entry.
     fn file(&self, url: &str) -> Result<String, RemoteFailure>;
+    /// The bytes of an `http(s)` file a generator names, which need not be text (kustomize puts
+    /// them under `binaryData`).
+    fn file_bytes(&self, url: &str) -> Result<Vec<u8>, RemoteFailure> {
+        self.file(url).map(String::into_bytes)
+    }
 }

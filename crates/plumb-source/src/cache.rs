@@ -502,7 +502,12 @@ fn submodule_url(base: &str, url: &str) -> String {
 }
 
 pub(crate) fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
+    sha256_hex_bytes(text.as_bytes())
+}
+
+/// [`sha256_hex`] of any bytes (a text's digest is that of its UTF-8 bytes).
+pub(crate) fn sha256_hex_bytes(data: &[u8]) -> String {
+    Sha256::digest(data)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()

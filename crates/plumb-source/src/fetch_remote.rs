@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::cache::sha256_hex;
+use crate::cache::{sha256_hex, sha256_hex_bytes};
 use crate::remote::RepoSpec;
 use crate::{Cache, FetchError, GitRef, GitSource, Mode};
 
@@ -135,6 +135,15 @@ impl Cache {
     /// `http/<sha256(url)>/source` holds the URL, `<sha256(content)>/content` each version
     /// fetched, `refs/latest` the version the last online fetch got.
     pub fn fetch_file(&self, url: &str, mode: Mode) -> Result<String, FetchError> {
+        String::from_utf8(self.fetch_file_bytes(url, mode)?).map_err(|_| FetchError::Http {
+            url: url.to_owned(),
+            message: "the body is not UTF-8 text".into(),
+        })
+    }
+
+    /// [`Cache::fetch_file`]'s bytes, whatever they are: a generator's file may be binary
+    /// (kustomize puts it under `binaryData`).
+    pub fn fetch_file_bytes(&self, url: &str, mode: Mode) -> Result<Vec<u8>, FetchError> {
         let entry = self.dir().join("http").join(sha256_hex(url));
         let latest = entry.join("refs").join("latest");
         if mode == Mode::Offline {
@@ -144,11 +153,11 @@ impl Cache {
             };
             let digest = fs::read_to_string(&latest).map_err(|_| not_cached())?;
             let version = entry.join(digest.trim());
-            let text = fs::read_to_string(version.join("content")).map_err(|_| not_cached())?;
+            let body = fs::read(version.join("content")).map_err(|_| not_cached())?;
             crate::manage::touch(&version);
-            return Ok(text);
+            return Ok(body);
         }
-        let text = get(url)?;
+        let body = get(url)?;
         let not_writable = |source| FetchError::FileCacheNotWritable {
             url: url.to_owned(),
             dir: self.dir().to_owned(),
@@ -159,14 +168,14 @@ impl Cache {
             .and_then(|()| fs::create_dir_all(entry.join("refs")))
             .map_err(not_writable)?;
         crate::manage::record_source(&entry, url);
-        let digest = sha256_hex(&text);
+        let digest = sha256_hex_bytes(&body);
         let version = entry.join(&digest);
         if !version.is_dir() {
             let staging = tempfile::Builder::new()
                 .prefix("http-")
                 .tempdir_in(&tmp)
                 .map_err(not_writable)?;
-            fs::write(staging.path().join("content"), &text).map_err(not_writable)?;
+            fs::write(staging.path().join("content"), &body).map_err(not_writable)?;
             // Another process may have put the same version in place first: it is as good.
             if let Err(e) = fs::rename(staging.path(), &version) {
                 if !version.is_dir() {
@@ -178,7 +187,7 @@ impl Cache {
         let mut record = tempfile::NamedTempFile::new_in(&tmp).map_err(not_writable)?;
         std::io::Write::write_all(&mut record, digest.as_bytes()).map_err(not_writable)?;
         record.persist(&latest).map_err(|e| not_writable(e.error))?;
-        Ok(text)
+        Ok(body)
     }
 }
 
@@ -213,7 +222,7 @@ pub(crate) fn http_client() -> Result<&'static reqwest::blocking::Client, String
 }
 
 /// One GET, its body read up to the size limit, as text.
-fn get(url: &str) -> Result<String, FetchError> {
+fn get(url: &str) -> Result<Vec<u8>, FetchError> {
     let failed = |message: String| FetchError::Http {
         url: url.to_owned(),
         message,
@@ -241,7 +250,7 @@ fn get(url: &str) -> Result<String, FetchError> {
             limit: MAX_HTTP_FILE_SIZE,
         });
     }
-    String::from_utf8(body).map_err(|_| failed("the body is not UTF-8 text".into()))
+    Ok(body)
 }
 
 /// An error with its causes, on one line.

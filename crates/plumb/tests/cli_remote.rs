@@ -388,3 +388,39 @@ fn an_entry_directory_that_lists_what_cannot_be_fetched_is_unavailable_not_faile
     );
     assert_eq!(code, Some(0), "{out}\n{err}");
 }
+
+/// A generator's file fetched by URL that is not UTF-8 text is kept as bytes, under
+/// `binaryData`, as the same file in the directory is: the two builds print the same.
+#[test]
+fn a_binary_generator_file_by_url_builds_as_the_same_local_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let blob: &[u8] = &[0xff, 0xfe, 0x00, 0x01, b'p', b'n', b'g', 0x80, b'\n'];
+    let server = HttpServer::start_bytes(&[("/files/logo.png", blob)]);
+    let cache = tmp.path().join("cache");
+    let remote = tmp.path().join("remote");
+    write(
+        &remote,
+        "kustomization.yaml",
+        &format!(
+            "configMapGenerator:\n- name: assets\n  files:\n  - {}\n",
+            server.url("/files/logo.png")
+        ),
+    );
+    let local = tmp.path().join("local");
+    write(
+        &local,
+        "kustomization.yaml",
+        "configMapGenerator:\n- name: assets\n  files:\n  - logo.png\n",
+    );
+    fs::write(local.join("logo.png"), blob).unwrap();
+    let args = ["kustomize", "build", "--cache-dir", cache.to_str().unwrap()];
+    let (code, fetched, err) = plumb(&args, &remote);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, read, err) = plumb(&args, &local);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        fetched.contains("binaryData:\n  logo.png: //4AAXBuZ4AK\n"),
+        "{fetched}"
+    );
+    assert_eq!(fetched, read);
+}

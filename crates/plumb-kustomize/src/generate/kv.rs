@@ -144,8 +144,7 @@ fn read(root: &Path, relative: &str, ctx: &Context) -> Result<Vec<u8>, LoadError
     if is_remote_file(relative) {
         return match &ctx.options.remote {
             Some(remote) if matches!(remote.classify(relative), RemoteKind::Http { .. }) => remote
-                .file(relative)
-                .map(String::into_bytes)
+                .file_bytes(relative)
                 .map_err(|failure| LoadError::Fetch {
                     url: relative.to_string(),
                     message: failure.message,

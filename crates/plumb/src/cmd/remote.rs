@@ -19,7 +19,8 @@ pub struct KustomizeRemote {
     mode: Mode,
     mirrors: Mirrors,
     trees: Once<PathBuf>,
-    files: Once<String>,
+    /// The bodies of the `http(s)` files fetched so far, whether read as text or as bytes.
+    files: Once<Arc<[u8]>>,
 }
 
 /// One result per key, computed by the first caller while others wait for it.
@@ -94,7 +95,20 @@ impl Remote for KustomizeRemote {
     }
 
     fn file(&self, url: &str) -> Result<String, RemoteFailure> {
-        once(&self.files, url, || self.fetch_file(url))
+        let body = self.file_bytes(url)?;
+        String::from_utf8(body).map_err(|_| {
+            message(
+                FetchError::Http {
+                    url: url.to_owned(),
+                    message: "the body is not UTF-8 text".into(),
+                },
+                None,
+            )
+        })
+    }
+
+    fn file_bytes(&self, url: &str) -> Result<Vec<u8>, RemoteFailure> {
+        once(&self.files, url, || self.fetch_file(url)).map(|body| body.to_vec())
     }
 }
 
@@ -108,10 +122,11 @@ impl KustomizeRemote {
             .map_err(|e| message(e, mirror))
     }
 
-    fn fetch_file(&self, url: &str) -> Result<String, RemoteFailure> {
+    fn fetch_file(&self, url: &str) -> Result<Arc<[u8]>, RemoteFailure> {
         let (url, mirror) = self.mirrored(url);
         self.cache
-            .fetch_file(&url, self.mode)
+            .fetch_file_bytes(&url, self.mode)
+            .map(Arc::from)
             .map_err(|e| message(e, mirror))
     }
 }
