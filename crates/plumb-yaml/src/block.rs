@@ -434,7 +434,10 @@ impl<'t> Reader<'t, '_> {
         let next = match self.b[i] {
             b'|' | b'>' => return self.block_scalar(i, column),
             b'"' | b'\'' => {
-                let end = self.quoted(i)?;
+                let end = match self.quoted_end(i) {
+                    Some(_) => self.quoted(i)?,
+                    None => self.quoted_lines(i, column)?,
+                };
                 self.rest_of_line(end)?
             }
             b'[' | b'{' => {
@@ -688,6 +691,72 @@ impl<'t> Reader<'t, '_> {
             (value, GStyle::DoubleQuoted)
         };
         self.scalar(value, style, i, end)?;
+        Ok(end)
+    }
+
+    /// Emits the quoted scalar value at `i` that goes on over lines (as YAML writers fold long
+    /// ones), each line after the first indented past the collection in column `column`: the
+    /// lines folded as YAML folds them, a line break between two lines a space and each empty
+    /// line between them a line break, the spaces that indent a line dropped. Gives up on a tab,
+    /// on a line that ends in spaces or in a backslash (an escaped line break), and on a line
+    /// indented no further than the collection. Gives its end.
+    fn quoted_lines(&mut self, i: usize, column: usize) -> Read<usize> {
+        let quote = self.b[i];
+        let mut raw = String::new();
+        let (mut j, mut first, mut empty_lines) = (i + 1, true, 0);
+        let end = loop {
+            let mut k = j;
+            let close = loop {
+                match self.b.get(k) {
+                    None | Some(b'\t') => return Err(GiveUp),
+                    Some(b'\n') => break None,
+                    Some(b'\\') if quote == b'"' => {
+                        if matches!(self.b.get(k + 1), None | Some(b'\n')) {
+                            return Err(GiveUp);
+                        }
+                        k += 2;
+                    }
+                    Some(b'\'') if quote == b'\'' && self.at(k + 1) == b'\'' => k += 2,
+                    Some(&c) if c == quote => break Some(k),
+                    Some(_) => k += 1,
+                }
+            };
+            let content = &self.text[j..close.unwrap_or(k)];
+            if close.is_none() && content.ends_with(' ') {
+                return Err(GiveUp);
+            }
+            if first {
+                raw.push_str(content);
+                first = false;
+            } else if content.is_empty() && close.is_none() {
+                empty_lines += 1;
+            } else {
+                match empty_lines {
+                    0 => raw.push(' '),
+                    n => raw.extend(std::iter::repeat_n('\n', n)),
+                }
+                empty_lines = 0;
+                raw.push_str(content);
+            }
+            if let Some(close) = close {
+                break close + 1;
+            }
+            let next = k + 1;
+            let at = self.skip_spaces(next);
+            match self.b.get(at) {
+                None | Some(b'\t') => return Err(GiveUp),
+                Some(b'\n') => {}
+                Some(_) if at - next <= column => return Err(GiveUp),
+                Some(_) => {}
+            }
+            j = at;
+        };
+        let (value, style) = if quote == b'\'' {
+            (raw.replace("''", "'"), GStyle::SingleQuoted)
+        } else {
+            (unescape(&raw).ok_or(GiveUp)?, GStyle::DoubleQuoted)
+        };
+        self.scalar(Cow::Owned(value), style, i, end)?;
         Ok(end)
     }
 
