@@ -435,7 +435,7 @@ impl<'t> Reader<'t, '_> {
             b'|' | b'>' => return self.block_scalar(i, column),
             b'"' | b'\'' => {
                 let end = match self.quoted_end(i) {
-                    Some(_) => self.quoted(i)?,
+                    Some(end) => self.quoted_to(i, end)?,
                     None => self.quoted_lines(i, column)?,
                 };
                 self.rest_of_line(end)?
@@ -671,6 +671,12 @@ impl<'t> Reader<'t, '_> {
     /// Emits the one-line quoted scalar at `i`; gives its end.
     fn quoted(&mut self, i: usize) -> Read<usize> {
         let end = self.quoted_end(i).ok_or(GiveUp)?;
+        self.quoted_to(i, end)
+    }
+
+    /// [`Reader::quoted`] of the scalar from `i` to `end`, where [`Reader::quoted_end`] found
+    /// its closing quote.
+    fn quoted_to(&mut self, i: usize, end: usize) -> Read<usize> {
         let inner = &self.text[i + 1..end - 1];
         if inner.contains('\t') {
             return Err(GiveUp);
