@@ -135,10 +135,7 @@ impl Cache {
     /// `http/<sha256(url)>/source` holds the URL, `<sha256(content)>/content` each version
     /// fetched, `refs/latest` the version the last online fetch got.
     pub fn fetch_file(&self, url: &str, mode: Mode) -> Result<String, FetchError> {
-        String::from_utf8(self.fetch_file_bytes(url, mode)?).map_err(|_| FetchError::Http {
-            url: url.to_owned(),
-            message: "the body is not UTF-8 text".into(),
-        })
+        file_text(url, self.fetch_file_bytes(url, mode)?)
     }
 
     /// [`Cache::fetch_file`]'s bytes, whatever they are: a generator's file may be binary
@@ -221,7 +218,16 @@ pub(crate) fn http_client() -> Result<&'static reqwest::blocking::Client, String
         .map_err(Clone::clone)
 }
 
-/// One GET, its body read up to the size limit, as text.
+/// The body of the file fetched from `url` as text, refused when it is not UTF-8 (a remote
+/// resource must be YAML text; a generator's file may be anything).
+pub fn file_text(url: &str, body: Vec<u8>) -> Result<String, FetchError> {
+    String::from_utf8(body).map_err(|_| FetchError::Http {
+        url: url.to_owned(),
+        message: "the body is not UTF-8 text".into(),
+    })
+}
+
+/// One GET, its body read up to the size limit.
 fn get(url: &str) -> Result<Vec<u8>, FetchError> {
     let failed = |message: String| FetchError::Http {
         url: url.to_owned(),

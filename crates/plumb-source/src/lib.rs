@@ -84,7 +84,7 @@ pub use bucket::{BucketArtifact, BucketCredentials, BucketError, BucketSource};
 pub use cache::{Artifact, Cache, Credentials, GitSource, Mode, SshKey};
 pub use chart_build::{ChartBuildError, ChartDependency, ChartMetadata};
 pub use error::{FetchError, OciError};
-pub use fetch_remote::{RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
+pub use fetch_remote::{file_text, RemoteTree, HTTP_TIMEOUT, MAX_HTTP_FILE_SIZE};
 pub use helm::{ChartArtifact, ChartError, Digests, HelmChartSource};
 pub use helm_oci::OciChartSource;
 pub use include::{IncludeError, Included};

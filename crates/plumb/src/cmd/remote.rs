@@ -95,16 +95,7 @@ impl Remote for KustomizeRemote {
     }
 
     fn file(&self, url: &str) -> Result<String, RemoteFailure> {
-        let body = self.file_bytes(url)?;
-        String::from_utf8(body).map_err(|_| {
-            message(
-                FetchError::Http {
-                    url: url.to_owned(),
-                    message: "the body is not UTF-8 text".into(),
-                },
-                None,
-            )
-        })
+        plumb_source::file_text(url, self.file_bytes(url)?).map_err(|e| message(e, None))
     }
 
     fn file_bytes(&self, url: &str) -> Result<Vec<u8>, RemoteFailure> {
