@@ -238,6 +238,9 @@ pub(crate) fn apply_patch_entry(
                 .map(Resource::id)
                 .collect();
             for patch in patches {
+                if apply_smp_side_by_side(list, &selected, &patch, options, ctx)? {
+                    continue;
+                }
                 for id in &selected {
                     let Some(index) = list.resources.iter().position(|r| r.has_id(id)) else {
                         continue;
@@ -585,6 +588,64 @@ fn normalize_patch(mut patch: Node, resource: &Resource) -> Node {
     patch
 }
 
+/// How many resources one patch selects before [`apply_smp_side_by_side`] merges it into them
+/// in parallel.
+const SIDE_BY_SIDE: usize = 32;
+
+/// Applies `patch` to each selected resource in parallel, as the loop of [`apply_smp_at`]
+/// over `selected` does one after another, and says whether it did. Only where that cannot
+/// differ: many resources selected, the patch may not rename them (so no merge changes which
+/// resource another selected identity finds), and each identity found once. A resource the
+/// patch empties is removed after all merges, as each was removed at its turn; the error
+/// returned is the one the loop would have met first.
+fn apply_smp_side_by_side(
+    list: &mut ResourceList,
+    selected: &[ResId],
+    patch: &Node,
+    options: SmpOptions,
+    ctx: &Context,
+) -> Result<bool, KustomizeError> {
+    use rayon::prelude::*;
+    if selected.len() < SIDE_BY_SIDE || options.allow_name_change || options.allow_kind_change {
+        return Ok(false);
+    }
+    // The loop's targets: for each identity, the first resource that has it.
+    let mut first: std::collections::HashMap<ResId, usize> = std::collections::HashMap::new();
+    for (i, r) in list.resources.iter().enumerate() {
+        first.entry(r.id()).or_insert(i);
+    }
+    let mut targets = vec![false; list.resources.len()];
+    let mut order = Vec::with_capacity(selected.len());
+    for id in selected {
+        if let Some(&i) = first.get(id) {
+            if std::mem::replace(&mut targets[i], true) {
+                // Two selected identities find one resource: the loop merges it twice.
+                return Ok(false);
+            }
+            order.push(i);
+        }
+    }
+    let merged: Vec<Result<bool, KustomizeError>> = list
+        .resources
+        .par_iter_mut()
+        .zip(targets.par_iter())
+        .with_min_len(SIDE_BY_SIDE / 2)
+        .map(|(resource, &target)| match target {
+            true => {
+                let patch = normalize_patch(patch.clone(), resource);
+                merge_into(resource, patch, options, ctx)
+            }
+            false => Ok(true),
+        })
+        .collect();
+    if let Some(&i) = order.iter().find(|&&i| merged[i].is_err()) {
+        return merged.into_iter().nth(i).unwrap_or(Ok(true)).map(|_| false);
+    }
+    let mut kept = merged.into_iter().map(|m| !matches!(m, Ok(false)));
+    list.resources.retain(|_| kept.next().unwrap_or(true));
+    Ok(true)
+}
+
 /// Applies a strategic merge patch to one resource, as kustomize's `Resource.ApplySmPatch`:
 /// the name, kind and namespace stay unless the options allow changing them; a resource the
 /// patch empties is removed.
@@ -595,7 +656,20 @@ fn apply_smp_at(
     options: SmpOptions,
     ctx: &Context,
 ) -> Result<(), KustomizeError> {
-    let resource = &mut list.resources[index];
+    if !merge_into(&mut list.resources[index], patch, options, ctx)? {
+        list.resources.remove(index);
+    }
+    Ok(())
+}
+
+/// [`apply_smp_at`] of one resource: `false` when the patch emptied it, for the caller to
+/// remove it.
+fn merge_into(
+    resource: &mut Resource,
+    patch: Node,
+    options: SmpOptions,
+    ctx: &Context,
+) -> Result<bool, KustomizeError> {
     let old = resource.id();
     let (name, namespace, kind) = (
         resource.name().to_string(),
@@ -605,8 +679,7 @@ fn apply_smp_at(
     // Taken, not copied: a failed merge fails the whole build, which drops the list.
     let target = std::mem::replace(&mut resource.node, Node::null());
     let Some(mut node) = strategic::merge(target, patch, &ctx.schema)? else {
-        list.resources.remove(index);
-        return Ok(());
+        return Ok(false);
     };
     if !options.allow_kind_change && node.str_at(&["kind"]) != Some(kind.as_str()) {
         node.set("kind", Node::string(kind));
@@ -627,7 +700,7 @@ fn apply_smp_at(
         old,
         options.allow_name_change || options.allow_kind_change,
     );
-    Ok(())
+    Ok(true)
 }
 
 /// Remembers the identity a patch changed, so that name references follow the resource.
