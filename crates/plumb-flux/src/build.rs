@@ -13,7 +13,8 @@ use crate::config::Config;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::dir_build::Unfetched;
 use crate::fetch::SourceProblem;
-use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source, KUSTOMIZE_GROUP};
+use crate::found::Found;
+use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source};
 use crate::postbuild::{self, ObjectLookup};
 use crate::runtime::RuntimeSecret;
 use crate::source::{self, Inference, Resolution, Sources};
@@ -564,6 +565,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             register(
                 0,
                 &built,
+                crate::found::classify(&built.objects),
                 &mut nodes,
                 &mut results,
                 &mut by_key,
@@ -593,15 +595,23 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             keys: options.age_keys.as_deref(),
             file_systems: &cluster.file_systems,
         };
-        let built: Vec<(Built, f64)> = ready
+        // What each object adds to the graph is found beside its build, in parallel.
+        let built: Vec<((Built, Vec<Found>), f64)> = ready
             .par_iter()
-            .map(|&i| crate::timing::timed(|| build_node(&nodes[i], &ctx)))
+            .map(|&i| {
+                crate::timing::timed(|| {
+                    let b = build_node(&nodes[i], &ctx);
+                    let found = crate::found::classify(&b.objects);
+                    (b, found)
+                })
+            })
             .collect();
-        for (i, (b, took)) in ready.into_iter().zip(built) {
+        for (i, ((b, found), took)) in ready.into_iter().zip(built) {
             seconds.insert(i, took);
             register(
                 i,
                 &b,
+                found,
                 &mut nodes,
                 &mut results,
                 &mut by_key,
@@ -791,6 +801,7 @@ fn select_ready(
 fn register(
     i: usize,
     built: &Built,
+    found: Vec<Found>,
     nodes: &mut Vec<Node>,
     results: &mut Vec<Option<Built>>,
     by_key: &mut HashMap<String, usize>,
@@ -804,11 +815,11 @@ fn register(
     let parent_key = nodes[i].chain.last().cloned().unwrap_or_default();
     let parent_chain = nodes[i].chain.clone();
     let mut late = Vec::new();
-    for object in &built.objects {
-        match (object.group(), object.kind()) {
-            ("", "ConfigMap") | ("", "Secret") => produced.add(object),
-            (KUSTOMIZE_GROUP, "Kustomization") => {
-                let ks = FluxKustomization::from_object(object.clone());
+    for (object, found) in built.objects.iter().zip(found) {
+        match found {
+            Found::Plain => {}
+            Found::Produced => produced.add(object),
+            Found::Kustomization(ks) => {
                 let key = ks.key();
                 match by_key.get(&key) {
                     Some(&existing) if existing == i || nodes[existing].parent.is_none() => {}
@@ -830,7 +841,7 @@ fn register(
                         let mut chain = parent_chain.clone();
                         chain.push(key);
                         nodes.push(Node {
-                            ks,
+                            ks: *ks,
                             parent: Some(i),
                             chain,
                             synthetic: false,
@@ -839,11 +850,12 @@ fn register(
                     }
                 }
             }
-            _ => {
-                if let Some(secret) = crate::runtime::secret_created_by(object) {
+            Found::Other(other) => {
+                let other = *other;
+                if let Some(secret) = other.runtime_secret {
                     produced.runtime.push(secret);
                 }
-                if let Some(generator) = crate::artifact::Generator::from_object(object) {
+                if let Some(generator) = other.generator {
                     let root = staging.root;
                     let generated = match staging.dir() {
                         Ok(dir) => crate::artifact::stage_generator(&generator, sources, root, dir),
@@ -861,10 +873,10 @@ fn register(
                     }
                     sources.undiscovered.extend(generated.undiscovered);
                 }
-                if let Some(source) = Source::from_object(object) {
+                if let Some(source) = other.source {
                     sources.add(source.clone());
                     found_sources.push((source, parent_key.clone()));
-                } else if let Some(hr) = HelmRelease::from_object(object) {
+                } else if let Some(hr) = other.helm_release {
                     helm_releases.push((hr, parent_key.clone()));
                 }
             }
@@ -1245,12 +1257,16 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 .with_help("rename the variable: letters, digits and `_`, not starting with a digit"),
             );
         }
-        for object in objects.iter_mut().filter(|_| invalid.is_none()) {
-            match postbuild::substitute_object_named(&object.value, &vars, post, ctx.mode) {
-                Ok(Some(value)) => object.value = value,
-                Ok(None) => {}
-                Err(failure) => diagnostics.push(postbuild::failure_diagnostic(object, &failure)),
-            }
+        if invalid.is_none() {
+            let failures = crate::parallel::map_slice_mut(&mut objects, |object| {
+                match postbuild::substitute_object_named(&object.value, &vars, post, ctx.mode) {
+                    Ok(Some(value)) => object.value = value,
+                    Ok(None) => {}
+                    Err(failure) => return Some(postbuild::failure_diagnostic(object, &failure)),
+                }
+                None
+            });
+            diagnostics.extend(failures.into_iter().flatten());
         }
     }
     if !ks.common_labels.is_empty() || !ks.common_annotations.is_empty() {

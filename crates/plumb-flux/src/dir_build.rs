@@ -50,22 +50,21 @@ pub(crate) fn build_dir(
             d
         }
     })?;
-    list.resources
-        .into_iter()
-        .map(|r| {
-            let value = plumb_yaml::to_json(&r.node).map_err(|e| {
-                Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
-                    &e.path,
-                    e.location.line,
-                    e.location.column,
-                )
-            })?;
-            Ok(Object {
-                value,
-                origin: Some(std::sync::Arc::new(r.node)),
-            })
+    crate::parallel::map_vec(list.resources, |r| {
+        let value = plumb_yaml::to_json(&r.node).map_err(|e| {
+            Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
+                &e.path,
+                e.location.line,
+                e.location.column,
+            )
+        })?;
+        Ok(Object {
+            value,
+            origin: Some(std::sync::Arc::new(r.node)),
         })
-        .collect()
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Why a build that needed something fetched was not made, when that is the reason it failed:

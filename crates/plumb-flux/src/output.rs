@@ -262,26 +262,30 @@ impl RepositoryBuild {
         self.yaml_sections(select).concat()
     }
 
-    /// [`RepositoryBuild::to_yaml`] in its sections, in order: what a caller writing the stream
-    /// out writes one after another, without first copying them into one string.
+    /// [`RepositoryBuild::to_yaml`] in parts, in order: what a caller writing the stream out
+    /// writes one after another, without first copying them into one string. A section (one
+    /// Kustomization's or release's objects) is written in pieces of a few objects, in
+    /// parallel: a cluster's root Kustomization may hold a third of all objects.
     pub fn yaml_sections<'a>(
         &'a self,
         select: &dyn Fn(&KustomizationBuild) -> bool,
     ) -> Vec<String> {
-        // Each section's header (separator, entry, source) and objects, in output order; the
-        // sections are written in parallel.
-        let mut sections: Vec<(String, Vec<&'a Value>)> = Vec::new();
+        // Each piece: its first line (a section's separator, entry and source, or the
+        // separator between two objects of one section) and its objects, in output order.
+        let mut pieces: Vec<(String, &'a [Object])> = Vec::new();
         let several = self.entries.len() > 1;
         let mut section = |title: String, objects: &'a [Object], entry: &str| {
             let mut header = String::new();
-            if !sections.is_empty() {
+            if !pieces.is_empty() {
                 header.push_str("---\n");
             }
             if several {
                 header.push_str(&format!("# Entry: {entry}\n"));
             }
             header.push_str(&format!("# Source: {title}\n"));
-            sections.push((header, objects.iter().map(|o| &o.value).collect()));
+            let mut chunks = objects.chunks(OBJECTS_PER_PIECE);
+            pieces.push((header, chunks.next().unwrap_or_default()));
+            pieces.extend(chunks.map(|chunk| ("---\n".to_string(), chunk)));
         };
         for entry in &self.entries {
             // What bootstrap applies comes first: the cluster has it before Flux.
@@ -299,10 +303,10 @@ impl RepositoryBuild {
                 }
             }
         }
-        sections
+        pieces
             .into_par_iter()
-            .map(|(mut text, values)| {
-                text.push_str(&plumb_yaml::write_stream(values));
+            .map(|(mut text, objects)| {
+                text.push_str(&plumb_yaml::write_stream(objects.iter().map(|o| &o.value)));
                 text
             })
             .collect()
@@ -418,6 +422,9 @@ impl RepositoryBuild {
 
 /// The helmfile releases of `entry`'s bootstrap, when the whole cluster is selected (`--ks`
 /// picking some Kustomizations shows only theirs).
+/// How many objects [`RepositoryBuild::yaml_sections`] writes in one piece.
+const OBJECTS_PER_PIECE: usize = 32;
+
 fn bootstrap_of<'a>(
     entry: &'a EntryBuild,
     select: &dyn Fn(&KustomizationBuild) -> bool,
