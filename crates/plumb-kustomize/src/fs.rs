@@ -451,7 +451,9 @@ impl FileSystem {
             }
         };
         let text = self.shared_text(path)?;
-        let docs = Arc::new(plumb_yaml::parse_documents(path, &text)?);
+        let docs = Arc::new(plumb_yaml::parse_source(&plumb_yaml::SourceFile::new(
+            path, text,
+        ))?);
         let remembered = if parsed_before {
             Parsed::Kept(Arc::clone(&docs))
         } else if keep {

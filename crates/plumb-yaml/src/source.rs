@@ -9,15 +9,16 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug)]
 pub struct SourceFile {
     path: PathBuf,
-    text: String,
+    text: Arc<str>,
     /// Where each line starts, made the first time a place is asked for: most files read in
     /// a build never are.
     line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
-    /// Wraps `text` read from `path`.
-    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Arc<SourceFile> {
+    /// Wraps `text` read from `path` (not copied when it is already shared: a file system's
+    /// cache of file texts hands its `Arc<str>`).
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> Arc<SourceFile> {
         Arc::new(SourceFile {
             path: path.into(),
             text: text.into(),

@@ -614,7 +614,7 @@ impl Staged {
                         true => String::new(),
                         false => span.file.text().to_string(),
                     };
-                    plumb_yaml::SourceFile::new(origin, &text)
+                    plumb_yaml::SourceFile::new(origin, text.as_str())
                 });
                 span.file = file.clone();
                 if rewritten {
