@@ -181,7 +181,19 @@ fn take_positions(node: &mut Node, from: &Node) {
 /// changed, and every collection above it, has no span: no text holds what it became. List
 /// items are paired by index only when the patch kept the list's length.
 fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Value) {
-    let equal = new_value == old_value;
+    keep_positions_known(new, new_value, old, old_value, false);
+}
+
+/// [`keep_positions`], told when the parts are known to be equal (their parent was): a part
+/// of an equal whole is not compared again, which made the walk quadratic in the depth.
+fn keep_positions_known(
+    new: &mut Node,
+    new_value: &Value,
+    old: &Node,
+    old_value: &Value,
+    known_equal: bool,
+) {
+    let equal = known_equal || new_value == old_value;
     if equal {
         new.span.clone_from(&old.span);
     }
@@ -201,7 +213,7 @@ fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Val
                 };
                 if let (Some(n), Some(o)) = (nv.get(name), ov.get(name)) {
                     key.span.clone_from(&old_key.span);
-                    keep_positions(value, n, old_child, o);
+                    keep_positions_known(value, n, old_child, o, equal);
                 }
             }
         }
@@ -212,7 +224,7 @@ fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Val
             Value::Array(ov),
         ) if items.len() == old_items.len() && nv.len() == ov.len() => {
             for (i, item) in items.iter_mut().enumerate() {
-                keep_positions(item, &nv[i], &old_items[i], &ov[i]);
+                keep_positions_known(item, &nv[i], &old_items[i], &ov[i], equal);
             }
         }
         _ => {}
