@@ -211,7 +211,9 @@ impl FluxKustomization {
         let namespace = object.namespace_or_default().to_string();
         let name = object.name().to_string();
         let mut problems = Vec::new();
-        let spec = object.value.get("spec").cloned().unwrap_or(Value::Null);
+        // Read in place: what is kept is copied field by field below.
+        let null = Value::Null;
+        let spec = object.value.get("spec").unwrap_or(&null);
         let mut string_field = |field: &str| -> Option<String> {
             match spec.get(field) {
                 None | Some(Value::Null) => None,

@@ -323,22 +323,31 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 defined.push((source.id, source.url, reference));
             }
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
-                let ks = FluxKustomization::from_object(object.clone());
-                let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
-                let inside = is_within(dir_rel, &p);
-                if inside && git_repositories.contains(&ks.source_ref) {
-                    push_unique(&mut discovery.entries, p.clone());
-                }
-                // A patch of a Kustomization (no sourceRef) is not one.
-                if object.value["spec"].get("sourceRef").is_some() {
-                    kustomizations.push((dir_rel.clone(), p, ks.source_ref));
-                }
-            } else if let Some(sync) = ClusterSync::from_flux_instance(object)
+                continue;
+            }
+            if let Some(sync) = ClusterSync::from_flux_instance(object)
                 .or_else(|| ClusterSync::from_helm_release(object))
             {
                 discovery.syncs.push(sync);
             } else if object.is(OPERATOR_GROUP, "ResourceSet") {
                 discovery.syncs.extend(generated_syncs(object, &objects));
+            }
+        }
+        // The Kustomizations last, each read from the object itself, not a copy.
+        for object in objects {
+            if !object.is(KUSTOMIZE_GROUP, "Kustomization") {
+                continue;
+            }
+            // A patch of a Kustomization (no sourceRef) is not one.
+            let has_source = object.value["spec"].get("sourceRef").is_some();
+            let ks = FluxKustomization::from_object(object);
+            let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
+            let inside = is_within(dir_rel, &p);
+            if inside && git_repositories.contains(&ks.source_ref) {
+                push_unique(&mut discovery.entries, p.clone());
+            }
+            if has_source {
+                kustomizations.push((dir_rel.clone(), p, ks.source_ref));
             }
         }
     }
