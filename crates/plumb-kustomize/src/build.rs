@@ -817,12 +817,19 @@ fn entry_line(k: &Kustomization, entry: &str) -> Option<(PathBuf, usize)> {
 
 /// Reads the resources of a YAML file: every non-empty document, `*List` kinds expanded.
 pub fn read_resources(fs: &FileSystem, path: &Path) -> Result<Vec<Resource>, KustomizeError> {
-    let docs = fs.read_documents(path)?;
+    let (docs, vouched) = fs.read_documents_vouched(path)?;
     let origin = fs.absolute(path);
     // Documents nobody else holds (a file parsed for the first time) are moved, not copied.
+    // Documents kept for every reader are checked by the first that reads them.
     match Arc::try_unwrap(docs) {
-        Ok(docs) => resources_of(docs, path, origin),
-        Err(docs) => resources_of(docs.iter().cloned(), path, origin),
+        Ok(docs) => resources_of(docs, path, origin, true),
+        Err(docs) => {
+            let resources = resources_of(docs.iter().cloned(), path, origin, !vouched)?;
+            if !vouched {
+                fs.vouch(path, &docs);
+            }
+            Ok(resources)
+        }
     }
 }
 
@@ -833,14 +840,16 @@ pub fn parse_resources(
     text: &str,
     origin: PathBuf,
 ) -> Result<Vec<Resource>, KustomizeError> {
-    resources_of(plumb_yaml::parse_documents(path, text)?, path, origin)
+    resources_of(plumb_yaml::parse_documents(path, text)?, path, origin, true)
 }
 
-/// The resources of the documents of `path`.
+/// The resources of the documents of `path`; each checked as JSON unless these documents
+/// already were (`check` false).
 fn resources_of(
     docs: impl IntoIterator<Item = Node>,
     path: &Path,
     origin: PathBuf,
+    check: bool,
 ) -> Result<Vec<Resource>, KustomizeError> {
     let mut out = Vec::new();
     for doc in docs {
@@ -849,7 +858,9 @@ fn resources_of(
     let origin = crate::resource::Origin::File(origin);
     for r in &mut out {
         // A duplicate key inside a resource is an error in kustomize; find it early.
-        plumb_yaml::check(&r.node)?;
+        if check {
+            plumb_yaml::check(&r.node)?;
+        }
         r.origin = Some(origin.clone());
     }
     Ok(out)
@@ -930,6 +941,44 @@ mod tests {
                 "{all}"
             );
             assert_eq!(list.resources.len(), one_by_one.resources.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod vouched_tests {
+    use super::read_resources;
+    use crate::FileSystem;
+
+    /// A file many kustomizations read is kept after its second parse; its resources are
+    /// checked until one read passed, and a file that fails fails every read.
+    #[test]
+    fn kept_documents_are_checked_until_they_pass_and_fail_every_time() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let good = tmp.path().join("good.yaml");
+        let bad = tmp.path().join("bad.yaml");
+        std::fs::write(
+            &good,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        )
+        .expect("write");
+        std::fs::write(
+            &bad,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+        )
+        .expect("write");
+        let fs = FileSystem::confined(tmp.path()).expect("root");
+        for read in 0..4 {
+            let resources = read_resources(&fs, &good).expect("good file");
+            assert_eq!(resources.len(), 1);
+            assert_eq!(resources[0].name(), "a");
+            let (_, vouched) = fs.read_documents_vouched(&good).expect("read");
+            // This read of the first round parses the file a second time and keeps it; the
+            // next round's read_resources is the first to read the kept documents, and checks
+            // them once.
+            assert_eq!(vouched, read >= 1, "read {read}");
+            let err = read_resources(&fs, &bad).expect_err("duplicate key");
+            assert!(err.to_string().contains("already defined"), "{err}");
         }
     }
 }

@@ -29,8 +29,9 @@ enum Parsed {
     /// build): the next read takes the documents, with nobody else holding them, so that a
     /// build that changes them need not copy them first.
     HandOver(Documents),
-    /// Parsed twice: kept, and shared by every later read.
-    Kept(Documents),
+    /// Parsed twice: kept, and shared by every later read; `true` once a reader vouched for
+    /// them ([`FileSystem::vouch`]).
+    Kept(Documents, bool),
 }
 
 /// Where a build may read, and how much.
@@ -425,27 +426,52 @@ impl FileSystem {
     /// documents parsed then (the tree is a snapshot: a later read would find the same text).
     /// A parse that fails is not remembered; its error comes again each time.
     pub fn read_documents(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
+        self.documents_of(path, false).map(|(docs, _)| docs)
+    }
+
+    /// [`FileSystem::read_documents`], and whether these documents are ones kept for every
+    /// reader that a reader already vouched for: the resources of a component or base that
+    /// many kustomizations use are checked the first time, not at every use.
+    pub fn read_documents_vouched(
+        &self,
+        path: &Path,
+    ) -> Result<(Arc<Vec<Node>>, bool), KustomizeError> {
         self.documents_of(path, false)
+    }
+
+    /// Says that `docs`, read from `path`, passed the reader's checks: a later
+    /// [`FileSystem::read_documents_vouched`] of the same kept documents says so. Documents
+    /// not kept (a later read parses the file again) are not remembered.
+    pub fn vouch(&self, path: &Path, docs: &Arc<Vec<Node>>) {
+        if let Some(Parsed::Kept(kept, vouched)) = lock(&self.documents).get_mut(path) {
+            if Arc::ptr_eq(kept, docs) {
+                *vouched = true;
+            }
+        }
     }
 
     /// [`FileSystem::read_documents`], remembering the documents for the next read, which takes
     /// them: for a reader that knows the file will be read again (discovery reads the files a
     /// build reads next). A read after that one parses the file again and keeps it for all.
     pub fn read_documents_kept(&self, path: &Path) -> Result<Arc<Vec<Node>>, KustomizeError> {
-        self.documents_of(path, true)
+        self.documents_of(path, true).map(|(docs, _)| docs)
     }
 
-    fn documents_of(&self, path: &Path, keep: bool) -> Result<Arc<Vec<Node>>, KustomizeError> {
+    fn documents_of(
+        &self,
+        path: &Path,
+        keep: bool,
+    ) -> Result<(Arc<Vec<Node>>, bool), KustomizeError> {
         let parsed_before = {
             let mut documents = lock(&self.documents);
             match documents.get(path) {
-                Some(Parsed::Kept(docs)) => return Ok(Arc::clone(docs)),
+                Some(Parsed::Kept(docs, vouched)) => return Ok((Arc::clone(docs), *vouched)),
                 Some(Parsed::HandOver(docs)) if !keep => {
                     let docs = Arc::clone(docs);
                     documents.insert(path.to_path_buf(), Parsed::Once);
-                    return Ok(docs);
+                    return Ok((docs, false));
                 }
-                Some(Parsed::HandOver(docs)) => return Ok(Arc::clone(docs)),
+                Some(Parsed::HandOver(docs)) => return Ok((Arc::clone(docs), false)),
                 Some(Parsed::Once) => true,
                 None => false,
             }
@@ -455,14 +481,14 @@ impl FileSystem {
             path, text,
         ))?);
         let remembered = if parsed_before {
-            Parsed::Kept(Arc::clone(&docs))
+            Parsed::Kept(Arc::clone(&docs), false)
         } else if keep {
             Parsed::HandOver(Arc::clone(&docs))
         } else {
             Parsed::Once
         };
         lock(&self.documents).insert(path.to_path_buf(), remembered);
-        Ok(docs)
+        Ok((docs, false))
     }
 
     /// The names in a directory inside the root, sorted; each joined to `path` as given, so
@@ -503,6 +529,10 @@ impl<V> Default for PathMap<V> {
 impl<V> PathMap<V> {
     fn get(&self, path: &Path) -> Option<&V> {
         self.0.get(path.as_os_str())
+    }
+
+    fn get_mut(&mut self, path: &Path) -> Option<&mut V> {
+        self.0.get_mut(path.as_os_str())
     }
 
     fn insert(&mut self, path: PathBuf, value: V) {
