@@ -1258,7 +1258,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             );
         }
         if invalid.is_none() {
-            let failures = crate::parallel::map_slice_mut(&mut objects, |object| {
+            let failures = crate::parallel::map(objects.iter_mut().collect(), |object| {
                 match postbuild::substitute_object_named(&object.value, &vars, post, ctx.mode) {
                     Ok(Some(value)) => object.value = value,
                     Ok(None) => {}

@@ -50,7 +50,7 @@ pub(crate) fn build_dir(
             d
         }
     })?;
-    crate::parallel::map_vec(list.resources, |r| {
+    crate::parallel::map(list.resources, |r| {
         let value = plumb_yaml::to_json(&r.node).map_err(|e| {
             Diagnostic::error(Code::InvalidManifest, e.message.clone()).at_line(
                 &e.path,

@@ -31,7 +31,7 @@ pub(crate) struct Other {
 
 /// [`Found`] for each object, in the objects' order.
 pub(crate) fn classify(objects: &[Object]) -> Vec<Found> {
-    crate::parallel::map_slice(objects, classify_one)
+    crate::parallel::map(objects.iter().collect(), classify_one)
 }
 
 fn classify_one(object: &Object) -> Found {

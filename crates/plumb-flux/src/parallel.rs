@@ -8,43 +8,14 @@ use rayon::prelude::*;
 /// more than it saves.
 const MIN_PARALLEL: usize = 32;
 
-/// `f` of each item, in order.
-pub(crate) fn map_vec<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+/// `f` of each item, in order. Items may be references (`objects.iter().collect()`, or
+/// `iter_mut` for work that changes them).
+pub(crate) fn map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
     if items.len() < MIN_PARALLEL {
         return items.into_iter().map(f).collect();
     }
     items
         .into_par_iter()
-        .with_min_len(MIN_PARALLEL / 2)
-        .map(f)
-        .collect()
-}
-
-/// `f` of each item, in order.
-pub(crate) fn map_slice<T: Sync, R: Send>(
-    items: &[T],
-    f: impl Fn(&T) -> R + Sync + Send,
-) -> Vec<R> {
-    if items.len() < MIN_PARALLEL {
-        return items.iter().map(f).collect();
-    }
-    items
-        .par_iter()
-        .with_min_len(MIN_PARALLEL / 2)
-        .map(f)
-        .collect()
-}
-
-/// `f` of each item, which it may change, in order.
-pub(crate) fn map_slice_mut<T: Send, R: Send>(
-    items: &mut [T],
-    f: impl Fn(&mut T) -> R + Sync + Send,
-) -> Vec<R> {
-    if items.len() < MIN_PARALLEL {
-        return items.iter_mut().map(f).collect();
-    }
-    items
-        .par_iter_mut()
         .with_min_len(MIN_PARALLEL / 2)
         .map(f)
         .collect()
