@@ -63,16 +63,24 @@ impl ResourceList {
         if self.resources.len().saturating_mul(resources.len()) < 256 {
             return resources.into_iter().try_for_each(|r| self.append(r));
         }
-        let mut ids: std::collections::HashSet<ResId> = self.ids().into_iter().collect();
-        for resource in resources {
-            let id = resource.id();
-            if ids.contains(&id) {
-                return Err(clash(&id));
+        // The identities borrowed, not built: the list is only read until the first clash is
+        // known, then the resources before it are appended, as one by one would have.
+        let clash_at = {
+            let mut ids: std::collections::HashSet<(&str, &str, &str, &str, &str)> =
+                self.resources.iter().map(Resource::id_key).collect();
+            resources.iter().position(|r| !ids.insert(r.id_key()))
+        };
+        match clash_at {
+            None => {
+                self.resources.extend(resources);
+                Ok(())
             }
-            ids.insert(id);
-            self.resources.push(resource);
+            Some(i) => {
+                let id = resources[i].id();
+                self.resources.extend(resources.into_iter().take(i));
+                Err(clash(&id))
+            }
         }
-        Ok(())
     }
 
     pub fn ids(&self) -> Vec<ResId> {

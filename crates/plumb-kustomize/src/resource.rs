@@ -201,13 +201,25 @@ impl Resource {
         if self.name() != id.name || self.kind() != id.gvk.kind {
             return false;
         }
+        let (group, version) = self.group_version();
+        self.namespace() == id.namespace && group == id.gvk.group && version == id.gvk.version
+    }
+
+    /// [`Resource::id`] borrowed from the resource: group, version, kind, namespace, name. Two
+    /// resources have the same key exactly when they have the same id.
+    pub fn id_key(&self) -> (&str, &str, &str, &str, &str) {
+        let (group, version) = self.group_version();
+        (group, version, self.kind(), self.namespace(), self.name())
+    }
+
+    /// The group and version of the apiVersion, as [`Gvk::from_api_version`] splits it.
+    fn group_version(&self) -> (&str, &str) {
         let api_version = self.api_version();
-        let (group, version) = match api_version.split_once('/') {
+        match api_version.split_once('/') {
             Some(parts) => parts,
             None if api_version == "builtin" => (api_version, ""),
             None => ("", api_version),
-        };
-        self.namespace() == id.namespace && group == id.gvk.group && version == id.gvk.version
+        }
     }
 
     /// The identity kustomize uses for this resource now.
@@ -231,6 +243,9 @@ mod tests {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\n  namespace: n\n",
             "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: a\n",
             "kind: Secret\nmetadata:\n  name: b\n",
+            // The same id as the ConfigMap above, written with an empty group.
+            "apiVersion: /v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: n\n",
         ];
         let resources: Vec<Resource> = texts
             .iter()
@@ -239,6 +254,13 @@ mod tests {
         for a in &resources {
             for b in &resources {
                 assert_eq!(a.has_id(&b.id()), a.id() == b.id(), "{} {}", a.id(), b.id());
+                assert_eq!(
+                    a.id_key() == b.id_key(),
+                    a.id() == b.id(),
+                    "{} {}",
+                    a.id(),
+                    b.id()
+                );
             }
         }
     }
