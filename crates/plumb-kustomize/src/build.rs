@@ -47,9 +47,14 @@ pub struct ResourceList {
 impl ResourceList {
     /// Appends a resource, refusing a second resource with the same identity.
     pub fn append(&mut self, resource: Resource) -> Result<(), KustomizeError> {
-        let id = resource.id();
-        if self.resources.iter().any(|r| r.has_id(&id)) {
-            return Err(clash(&id));
+        // Compared by borrowed keys, the name first: it tells most resources apart.
+        let key = resource.id_key();
+        if self
+            .resources
+            .iter()
+            .any(|r| r.name() == key.4 && r.id_key() == key)
+        {
+            return Err(clash(&resource.id()));
         }
         self.resources.push(resource);
         Ok(())
