@@ -420,11 +420,11 @@ impl RepositoryBuild {
     }
 }
 
-/// The helmfile releases of `entry`'s bootstrap, when the whole cluster is selected (`--ks`
-/// picking some Kustomizations shows only theirs).
 /// How many objects [`RepositoryBuild::yaml_sections`] writes in one piece.
 const OBJECTS_PER_PIECE: usize = 32;
 
+/// The helmfile releases of `entry`'s bootstrap, when the whole cluster is selected (`--ks`
+/// picking some Kustomizations shows only theirs).
 fn bootstrap_of<'a>(
     entry: &'a EntryBuild,
     select: &dyn Fn(&KustomizationBuild) -> bool,
