@@ -109,7 +109,7 @@ impl JsonPatch {
         let mut doc = before.clone();
         self.apply(&mut doc)?;
         let mut patched = plumb_yaml::from_json(&doc);
-        keep_positions(&mut patched, &doc, node, &before);
+        keep_positions(&mut patched, &doc, node, &before, false);
         // The patched resource is the same object, whose text starts where it did.
         if patched.span.is_none() {
             patched.span = node.span.clone();
@@ -179,14 +179,10 @@ fn take_positions(node: &mut Node, from: &Node) {
 /// Gives the parts of `new` whose value equals the same part of `old` the spans `old` has
 /// there, so that a diagnostic about them still points at their text. A part the patch
 /// changed, and every collection above it, has no span: no text holds what it became. List
-/// items are paired by index only when the patch kept the list's length.
-fn keep_positions(new: &mut Node, new_value: &Value, old: &Node, old_value: &Value) {
-    keep_positions_known(new, new_value, old, old_value, false);
-}
-
-/// [`keep_positions`], told when the parts are known to be equal (their parent was): a part
-/// of an equal whole is not compared again, which made the walk quadratic in the depth.
-fn keep_positions_known(
+/// items are paired by index only when the patch kept the list's length. `known_equal` says
+/// the parts are equal (their parent was): a part of an equal whole is not compared again,
+/// which made the walk quadratic in the depth.
+fn keep_positions(
     new: &mut Node,
     new_value: &Value,
     old: &Node,
@@ -213,7 +209,7 @@ fn keep_positions_known(
                 };
                 if let (Some(n), Some(o)) = (nv.get(name), ov.get(name)) {
                     key.span.clone_from(&old_key.span);
-                    keep_positions_known(value, n, old_child, o, equal);
+                    keep_positions(value, n, old_child, o, equal);
                 }
             }
         }
@@ -224,7 +220,7 @@ fn keep_positions_known(
             Value::Array(ov),
         ) if items.len() == old_items.len() && nv.len() == ov.len() => {
             for (i, item) in items.iter_mut().enumerate() {
-                keep_positions_known(item, &nv[i], &old_items[i], &ov[i], equal);
+                keep_positions(item, &nv[i], &old_items[i], &ov[i], equal);
             }
         }
         _ => {}
