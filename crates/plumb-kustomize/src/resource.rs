@@ -64,6 +64,20 @@ pub struct ResId {
     pub name: String,
 }
 
+impl ResId {
+    /// The identity as [`Resource::id_key`] borrows it from a resource: group, version, kind,
+    /// namespace, name.
+    pub fn key(&self) -> (&str, &str, &str, &str, &str) {
+        (
+            &self.gvk.group,
+            &self.gvk.version,
+            &self.gvk.kind,
+            &self.namespace,
+            &self.name,
+        )
+    }
+}
+
 impl fmt::Display for ResId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = if self.namespace.is_empty() {
@@ -254,6 +268,7 @@ mod tests {
         for a in &resources {
             for b in &resources {
                 assert_eq!(a.has_id(&b.id()), a.id() == b.id(), "{} {}", a.id(), b.id());
+                assert_eq!(a.id_key() == b.id().key(), a.id() == b.id(), "{}", b.id());
                 assert_eq!(
                     a.id_key() == b.id_key(),
                     a.id() == b.id(),

@@ -609,23 +609,25 @@ fn apply_smp_side_by_side(
     if selected.len() < SIDE_BY_SIDE || options.allow_name_change || options.allow_kind_change {
         return Ok(false);
     }
-    // The loop's targets: for each identity, the first resource that has it.
-    let mut first: std::collections::HashMap<ResId, usize> = std::collections::HashMap::new();
-    for (i, r) in list.resources.iter().enumerate() {
-        first.entry(r.id()).or_insert(i);
-    }
     let mut targets = vec![false; list.resources.len()];
     let mut order = Vec::with_capacity(selected.len());
-    for id in selected {
-        if let Some(&i) = first.get(id) {
-            if std::mem::replace(&mut targets[i], true) {
-                // Two selected identities find one resource: the loop merges it twice.
-                return Ok(false);
+    {
+        // The loop's targets: for each identity, the first resource that has it.
+        let mut first = std::collections::HashMap::new();
+        for (i, r) in list.resources.iter().enumerate() {
+            first.entry(r.id_key()).or_insert(i);
+        }
+        for id in selected {
+            if let Some(&i) = first.get(&id.key()) {
+                if std::mem::replace(&mut targets[i], true) {
+                    // Two selected identities find one resource: the loop merges it twice.
+                    return Ok(false);
+                }
+                order.push(i);
             }
-            order.push(i);
         }
     }
-    let merged: Vec<Result<bool, KustomizeError>> = list
+    let mut merged: Vec<Result<bool, KustomizeError>> = list
         .resources
         .par_iter_mut()
         .zip(targets.par_iter())
@@ -638,8 +640,9 @@ fn apply_smp_side_by_side(
             false => Ok(true),
         })
         .collect();
-    if let Some(&i) = order.iter().find(|&&i| merged[i].is_err()) {
-        return merged.into_iter().nth(i).unwrap_or(Ok(true)).map(|_| false);
+    // The first error in the loop's order is returned.
+    if let Some(i) = order.into_iter().find(|&i| merged[i].is_err()) {
+        merged.swap_remove(i)?;
     }
     let mut kept = merged.into_iter().map(|m| !matches!(m, Ok(false)));
     list.resources.retain(|_| kept.next().unwrap_or(true));
