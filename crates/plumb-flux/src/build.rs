@@ -289,11 +289,24 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     if let Some(fs) = &discovery.file_system {
         cluster.file_systems.seed(&root, fs.clone());
     }
+    // The remote entries the kustomization files list are fetched ahead, on threads of their
+    // own, instead of by each build that lists one while a thread of the pool waits on the
+    // network.
+    let prefetch = options
+        .remote
+        .clone()
+        .filter(|_| !discovery.remote_entries.is_empty())
+        .map(|remote| plumb_kustomize::prefetch(remote, discovery.remote_entries.clone()));
     let discovery_seconds = started.elapsed().as_secs_f64();
     let builds = entries
         .par_iter()
         .map(|e| build_entry(&root, e, &cluster, options))
         .collect();
+    // Done by now, unless no build lists what it reads: nothing is left writing to the cache.
+    if let Some(prefetch) = prefetch {
+        prefetch.join();
+    }
+    cluster.fetched.join();
     // The files read and parsed are left to a caller that exits next, and otherwise freed on a
     // thread of their own: one by one they were 2% of a build, which no caller need wait for.
     let caches = (cluster.file_systems, discovery.file_system);
@@ -337,8 +350,8 @@ impl Staging<'_> {
 struct Cluster<'a> {
     config: &'a Config,
     discovery: &'a Discovery,
-    /// Remote sources fetched so far, shared by every entry.
-    fetched: crate::fetch::FetchOnce,
+    /// Remote sources fetched so far, or being fetched ahead, shared by every entry.
+    fetched: crate::fetch::FetchAhead,
     /// Charts fetched so far, shared by every entry.
     charts: crate::helm_release::ChartOnce,
     /// One file system per source tree, shared by every entry.
@@ -576,6 +589,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 &mut staging,
             );
             results[0] = Some(built);
+            fetch_ahead(cluster, options, &found_sources, &sources, &nodes, &results);
         }
     }
 
@@ -588,7 +602,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         let ctx = Context {
             root,
             fetcher: options.fetcher.as_deref(),
-            fetched: &cluster.fetched,
+            fetched: &cluster.fetched.once,
             sources: &sources,
             produced: &produced,
             mode,
@@ -606,6 +620,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 })
             })
             .collect();
+        let sources_before = found_sources.len();
         for (i, ((b, found), took)) in ready.into_iter().zip(built) {
             seconds.insert(i, took);
             register(
@@ -623,6 +638,14 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             );
             results[i] = Some(b);
         }
+        fetch_ahead(
+            cluster,
+            options,
+            &found_sources[sources_before..],
+            &sources,
+            &nodes,
+            &results,
+        );
     }
 
     let order = tree_order(&nodes);
@@ -688,7 +711,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         &crate::helm_release::Inputs {
             root,
             fetcher: options.fetcher.as_deref(),
-            fetched: &cluster.fetched,
+            fetched: &cluster.fetched.once,
             sources: &sources,
             lookup: &produced,
             keys: options.age_keys.as_deref(),
@@ -733,6 +756,27 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             helm: helm_seconds,
         },
     }
+}
+
+/// Starts fetching the sources just `found` that the Kustomizations still to be built use.
+fn fetch_ahead(
+    cluster: &Cluster<'_>,
+    options: &Options,
+    found: &[(Source, String)],
+    sources: &Sources,
+    nodes: &[Node],
+    results: &[Option<Built>],
+) {
+    let pending: Vec<&ObjectRef> = nodes
+        .iter()
+        .zip(results)
+        .filter(|(n, r)| r.is_none() && !n.synthetic)
+        .map(|(n, _)| &n.ks.source_ref)
+        .collect();
+    let found = found.iter().map(|(s, _)| s);
+    cluster
+        .fetched
+        .start(options.fetcher.as_ref(), found, sources, &pending);
 }
 
 fn kustomizations_key(

@@ -187,6 +187,73 @@ impl FetchOnce {
 
 /// Why a Kustomization whose source is elsewhere gets no tree, each message naming the source
 /// and its URL.
+/// Sources fetched ahead of the builds that use them, each on a thread of its own: a thread
+/// then waits on the network while the others build, instead of a build waiting in turn.
+#[derive(Debug, Default)]
+pub struct FetchAhead {
+    pub once: Arc<FetchOnce>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+impl FetchAhead {
+    /// Starts fetching each source of `found` that a Kustomization still to be built uses
+    /// (`pending`: their sourceRefs) and that its build would fetch: neither mapped nor this
+    /// repository, nor one with credentials or included repositories, which the build looks up
+    /// first. The build then asks [`FetchOnce::fetch`] for the same source, with the same spec,
+    /// and finds it fetched or being fetched.
+    pub fn start<'a>(
+        &self,
+        fetcher: Option<&Arc<dyn Fetcher>>,
+        found: impl IntoIterator<Item = &'a Source>,
+        sources: &crate::source::Sources,
+        pending: &[&crate::model::ObjectRef],
+    ) {
+        let Some(fetcher) = fetcher else {
+            return;
+        };
+        for source in found {
+            let Some(known) = sources.known.get(&source.id) else {
+                continue;
+            };
+            let plain = ["secretRef", "include"]
+                .iter()
+                .all(|key| known.spec.get(key).is_none_or(serde_json::Value::is_null));
+            if !matches!(
+                known.id.kind.as_str(),
+                "GitRepository" | "OCIRepository" | "Bucket"
+            ) || !plain
+                || !matches!(
+                    sources.resolve(&known.id),
+                    crate::source::Resolution::Unmapped { .. }
+                )
+                || !pending.contains(&&known.id)
+            {
+                continue;
+            }
+            let (once, fetcher, known) = (self.once.clone(), fetcher.clone(), known.clone());
+            let thread = std::thread::Builder::new()
+                .name("plumb-fetch".into())
+                .spawn(move || {
+                    let _ = once.fetch(&*fetcher, &known, None);
+                });
+            if let Ok(thread) = thread {
+                self.threads
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(thread);
+            }
+        }
+    }
+
+    /// Waits for the fetches started: nothing is left writing to the cache.
+    pub fn join(&self) {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceProblem {
     /// The source is wrong (source-controller would mark it not ready): the Kustomization
@@ -326,6 +393,84 @@ mod tests {
             "tag \"latest\""
         );
         assert_eq!(fetcher.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// Records the name of the thread of each fetch, by source name.
+    #[derive(Debug, Default)]
+    struct Threads(Mutex<Vec<(String, String)>>);
+
+    impl Fetcher for Threads {
+        fn fetch(&self, source: &Source) -> Result<Fetched, Unfetched> {
+            let thread = std::thread::current().name().unwrap_or("").to_string();
+            self.0
+                .lock()
+                .unwrap()
+                .push((source.id.name.clone(), thread));
+            Ok(Fetched {
+                dir: PathBuf::from("/fetched").join(&source.id.name),
+                revision: "main@sha1:0".into(),
+            })
+        }
+    }
+
+    /// Of the sources found, only those a pending Kustomization uses and its build would fetch
+    /// as they are are fetched ahead, on a thread of their own; the build's own fetch of one of
+    /// them then fetches nothing more.
+    #[test]
+    fn sources_a_pending_build_fetches_are_fetched_ahead_once() {
+        let git = |name: &str, spec: serde_json::Value| Source {
+            id: crate::model::ObjectRef::new("GitRepository", "apps", name),
+            url: spec["url"].as_str().map(str::to_string),
+            spec,
+        };
+        let plain = git(
+            "plain",
+            serde_json::json!({"url": "https://git.example.com/a.git"}),
+        );
+        let with_secret = git(
+            "with-secret",
+            serde_json::json!({"url": "https://git.example.com/b.git", "secretRef": {"name": "auth"}}),
+        );
+        let unused = git(
+            "unused",
+            serde_json::json!({"url": "https://git.example.com/c.git"}),
+        );
+        let mapped = git(
+            "mapped",
+            serde_json::json!({"url": "https://git.example.com/d.git"}),
+        );
+        let mut sources = crate::source::Sources::new(
+            None,
+            vec![crate::config::SourceMapping {
+                kind: None,
+                namespace: None,
+                name: "mapped".into(),
+                path: PathBuf::from("vendor/d"),
+            }],
+        );
+        let found = [&plain, &with_secret, &unused, &mapped];
+        for s in found {
+            sources.add(s.clone());
+        }
+        let pending = [&plain.id, &with_secret.id, &mapped.id];
+        let fetcher = Arc::new(Threads::default());
+        let ahead = FetchAhead::default();
+        let dynamic: Arc<dyn Fetcher> = fetcher.clone();
+        ahead.start(Some(&dynamic), found, &sources, &pending);
+        ahead.join();
+        let fetched = fetcher.0.lock().unwrap().clone();
+        assert_eq!(
+            fetched,
+            vec![("plain".to_string(), "plumb-fetch".to_string())]
+        );
+        let tree = ahead.once.fetch(&*fetcher, &plain, None).unwrap();
+        assert_eq!(tree.dir, PathBuf::from("/fetched/plain"));
+        assert_eq!(fetcher.0.lock().unwrap().len(), 1);
+        // Without a fetcher, nothing is started.
+        let none = FetchAhead::default();
+        none.start(None, [&plain], &sources, &pending);
+        none.join();
+        assert_eq!(fetcher.0.lock().unwrap().len(), 1);
     }
 
     #[test]

@@ -261,6 +261,9 @@ pub struct Discovery {
     /// The file system discovery read the repository through, with the files it read and
     /// parsed, for the build to read them from.
     pub file_system: Option<plumb_kustomize::FileSystem>,
+    /// The remote entries (git repositories, `http(s)` files) the kustomization files of the
+    /// repository list, each once, for the build to fetch ahead.
+    pub remote_entries: Vec<String>,
 }
 
 impl Discovery {
@@ -299,6 +302,9 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         let mut objects = Vec::new();
         for scan in scans {
             referenced.extend(scan.referenced);
+            for entry in scan.remote {
+                push_unique(&mut discovery.remote_entries, entry);
+            }
             discovery.syncs.extend(scan.syncs);
             objects.extend(scan.objects);
         }
@@ -526,6 +532,8 @@ const DISCOVERED_GROUPS: [&str; 4] = [
 struct FileScan {
     /// Directories a kustomization file lists.
     referenced: Vec<String>,
+    /// Remote entries a kustomization file lists.
+    remote: Vec<String>,
     /// FluxInstance syncs of a values file.
     syncs: Vec<ClusterSync>,
     /// Objects of a file that may declare a Kustomization or a source.
@@ -563,7 +571,7 @@ fn scan_file(
         return scan;
     };
     if kustomization_file {
-        scan.referenced = listed_directories(fs, root, dir_rel, docs.first());
+        (scan.referenced, scan.remote) = listed_entries(fs, root, dir_rel, docs.first());
     }
     if !may_declare {
         return scan;
@@ -644,29 +652,31 @@ fn uncovered_roots(
     roots
 }
 
-/// The directories, relative to the repository root, that a kustomization.yaml in `dir_rel`
-/// lists under `resources`, `bases` or `components` (never the root itself, nor its own
-/// directory).
-/// The directories a kustomization file lists, looked up through the file system the build
-/// reads next (which remembers what it found).
-fn listed_directories(
+/// What a kustomization.yaml in `dir_rel` lists under `resources`, `bases` or `components`:
+/// the directories, relative to the repository root (never the root itself, nor its own
+/// directory), looked up through the file system the build reads next (which remembers what
+/// it found); and the remote entries, as written.
+fn listed_entries(
     fs: &plumb_kustomize::FileSystem,
     root: &Path,
     dir_rel: &str,
     doc: Option<&Node>,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     let Some(value) = doc.and_then(|d| plumb_yaml::to_json(d).ok()) else {
-        return Vec::new();
+        return Default::default();
     };
-    ["resources", "bases", "components"]
+    let (remote, local): (Vec<&str>, Vec<&str>) = ["resources", "bases", "components"]
         .iter()
         .filter_map(|field| value[*field].as_array())
         .flatten()
         .filter_map(Value::as_str)
-        .filter(|entry| !plumb_kustomize::loader::is_remote(entry))
+        .partition(|entry| plumb_kustomize::loader::is_remote(entry));
+    let dirs = local
+        .into_iter()
         .map(|entry| source::clean_relative(&format!("{dir_rel}/{entry}")))
         .filter(|rel| !rel.is_empty() && rel != dir_rel && fs.is_dir(&root.join(rel)))
-        .collect()
+        .collect();
+    (dirs, remote.into_iter().map(str::to_string).collect())
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -921,6 +931,35 @@ mod tests {
         assert_eq!(direct.entries, ["clusters/dev"]);
         assert_eq!(linked.entries, direct.entries);
         assert_eq!(linked.syncs.len(), direct.syncs.len());
+    }
+
+    /// The remote entries of the repository's kustomization files, each once, in the order of
+    /// the walk; local entries and other files' lists are not among them.
+    #[test]
+    fn remote_entries_of_kustomization_files_are_listed_once() {
+        let tree = tempfile::tempdir().unwrap();
+        let crd = "https://raw.githubusercontent.com/example/op/v1.0.0/crd.yaml";
+        let base = "github.com/example/app//deploy?ref=v2";
+        for (rel, text) in [
+            (
+                "apps/a/kustomization.yaml",
+                format!("resources:\n  - {crd}\n  - ../b\n  - {base}\n"),
+            ),
+            (
+                "apps/b/kustomization.yaml",
+                format!("resources:\n  - {crd}\n  - deploy.yaml\ncomponents:\n  - {base}\n"),
+            ),
+            ("apps/b/deploy.yaml", "kind: ConfigMap\n".to_string()),
+            (
+                "apps/c/values.yaml",
+                "resources:\n  - https://example.com/not-a-kustomization.yaml\n".to_string(),
+            ),
+        ] {
+            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
+            std::fs::write(tree.path().join(rel), text).unwrap();
+        }
+        let found = discover(&tree.path().canonicalize().unwrap(), &[]);
+        assert_eq!(found.remote_entries, [crd, base]);
     }
 
     #[test]

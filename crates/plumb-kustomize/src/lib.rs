@@ -37,5 +37,5 @@ pub use error::KustomizeError;
 pub use fs::FileSystem;
 pub use kustomization::Kustomization;
 pub use loader::LoadRestrictor;
-pub use remote::{Remote, RemoteFailure, RemoteKind, RemoteTree};
+pub use remote::{prefetch, Prefetch, Remote, RemoteFailure, RemoteKind, RemoteTree};
 pub use resource::{Gvk, ResId, Resource};

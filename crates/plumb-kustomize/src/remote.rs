@@ -64,3 +64,64 @@ pub trait Remote: Send + Sync + std::panic::RefUnwindSafe + fmt::Debug {
         self.file(url).map(String::into_bytes)
     }
 }
+
+/// Threads reading remote entries ahead of the builds that list them ([`prefetch`]).
+#[must_use = "dropping the handle leaves the threads running; join or forget it"]
+pub struct Prefetch {
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Prefetch {
+    /// Waits until every entry has been read.
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How many threads read entries ahead at most: each mostly waits on the network.
+const PREFETCH_THREADS: usize = 8;
+
+/// Reads `entries` through `remote` on threads of their own, as a build reads each (an `http(s)`
+/// entry as a file, then as a repository when it is one and the file could not be had), so that
+/// the builds listing them, which ask `remote` for the same entries, find them read or being
+/// read instead of each waiting on the network in turn. A [`Remote`] that reads each entry once
+/// per run and makes the others wait for it is what makes this pay; what is read here is only
+/// what the builds would read. Local entries are skipped.
+pub fn prefetch(remote: std::sync::Arc<dyn Remote>, entries: Vec<String>) -> Prefetch {
+    let entries: Vec<String> = entries
+        .into_iter()
+        .filter(|e| remote.classify(e) != RemoteKind::Local)
+        .collect();
+    let count = entries.len().min(PREFETCH_THREADS);
+    let mut shares: Vec<Vec<String>> = vec![Vec::new(); count];
+    for (i, entry) in entries.into_iter().enumerate() {
+        shares[i % count].push(entry);
+    }
+    let threads = shares
+        .into_iter()
+        .filter_map(|share| {
+            let remote = remote.clone();
+            std::thread::Builder::new()
+                .name("plumb-prefetch".into())
+                .spawn(move || share.iter().for_each(|e| read_ahead(&*remote, e)))
+                .ok()
+        })
+        .collect();
+    Prefetch { threads }
+}
+
+fn read_ahead(remote: &dyn Remote, entry: &str) {
+    match remote.classify(entry) {
+        RemoteKind::Local => {}
+        RemoteKind::Repository => {
+            let _ = remote.directory(entry);
+        }
+        RemoteKind::Http { repository } => {
+            if remote.file(entry).is_err() && repository {
+                let _ = remote.directory(entry);
+            }
+        }
+    }
+}

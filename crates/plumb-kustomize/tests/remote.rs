@@ -334,3 +334,88 @@ fn generator_files_and_env_files_may_be_urls() {
         "{err}"
     );
 }
+
+/// Records each read of a [`LocalRemote`]: what was read, and on which thread.
+#[derive(Debug)]
+struct Recording {
+    inner: LocalRemote,
+    reads: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl Recording {
+    fn note(&self, what: String) {
+        let thread = std::thread::current().name().unwrap_or("").to_string();
+        self.reads.lock().unwrap().push((what, thread));
+    }
+}
+
+impl Remote for Recording {
+    fn classify(&self, entry: &str) -> RemoteKind {
+        self.inner.classify(entry)
+    }
+
+    fn directory(&self, entry: &str) -> Result<RemoteTree, plumb_kustomize::RemoteFailure> {
+        self.note(format!("directory {entry}"));
+        self.inner.directory(entry)
+    }
+
+    fn file(&self, url: &str) -> Result<String, plumb_kustomize::RemoteFailure> {
+        self.note(format!("file {url}"));
+        self.inner.file(url)
+    }
+}
+
+/// Entries read ahead are read as a build reads them: an `http(s)` file as a file, then as a
+/// repository when it is one and the file could not be had; a repository as a tree; a local
+/// entry not at all. Each on a prefetch thread, all done once joined.
+#[test]
+fn entries_are_read_ahead_as_a_build_reads_them() {
+    let f = fixture();
+    let remote = Arc::new(Recording {
+        inner: LocalRemote {
+            trees: vec![
+                (
+                    "https://github.com/example/app//deploy/base".into(),
+                    f.repo.clone(),
+                    "deploy/base".into(),
+                ),
+                (
+                    "github.com/example/app//deploy/base?ref=v1".into(),
+                    f.repo.clone(),
+                    "deploy/base".into(),
+                ),
+            ],
+            files: vec![("https://example.com/settings.yaml".into(), CONFIGMAP.into())],
+        },
+        reads: Default::default(),
+    });
+    let entries = [
+        "../base",
+        "https://example.com/settings.yaml",
+        "https://github.com/example/app//deploy/base",
+        "github.com/example/app//deploy/base?ref=v1",
+    ];
+    plumb_kustomize::prefetch(
+        remote.clone(),
+        entries.iter().map(|e| e.to_string()).collect(),
+    )
+    .join();
+    let reads = remote.reads.lock().unwrap().clone();
+    let mut what: Vec<&str> = reads.iter().map(|(w, _)| w.as_str()).collect();
+    let position = |w: &str| what.iter().position(|x| *x == w).unwrap();
+    assert!(
+        position("file https://github.com/example/app//deploy/base")
+            < position("directory https://github.com/example/app//deploy/base")
+    );
+    what.sort();
+    assert_eq!(
+        what,
+        [
+            "directory github.com/example/app//deploy/base?ref=v1",
+            "directory https://github.com/example/app//deploy/base",
+            "file https://example.com/settings.yaml",
+            "file https://github.com/example/app//deploy/base",
+        ]
+    );
+    assert!(reads.iter().all(|(_, thread)| thread == "plumb-prefetch"));
+}
