@@ -170,6 +170,9 @@ pub struct RepositoryBuild {
     pub entries: Vec<EntryBuild>,
     /// How long reading `.plumb.yaml` and discovering the entries and sources took, in seconds.
     pub discovery_seconds: f64,
+    /// How many directory builds were copies of another Kustomization's build of the same
+    /// directory with the same spec.
+    pub copied_builds: usize,
     /// The age keys it decrypted with ([`Options::age_keys`]).
     pub age_keys: Option<std::sync::Arc<crate::sops::AgeKeys>>,
 }
@@ -285,6 +288,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         fetched: Default::default(),
         charts: Default::default(),
         file_systems: FileSystems::new(options.remote.clone()),
+        shared_builds: crate::shared_builds::SharedBuilds::new(discovery.path_uses.clone()),
     };
     if let Some(fs) = &discovery.file_system {
         cluster.file_systems.seed(&root, fs.clone());
@@ -309,7 +313,12 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     cluster.fetched.join();
     // The files read and parsed are left to a caller that exits next, and otherwise freed on a
     // thread of their own: one by one they were 2% of a build, which no caller need wait for.
-    let caches = (cluster.file_systems, discovery.file_system);
+    let copied_builds = cluster.shared_builds.copies();
+    let caches = (
+        cluster.file_systems,
+        cluster.shared_builds,
+        discovery.file_system,
+    );
     if options.exits_after {
         std::mem::forget(caches);
     } else {
@@ -319,6 +328,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         root,
         entries: builds,
         discovery_seconds,
+        copied_builds,
         age_keys: options.age_keys.clone(),
     })
 }
@@ -356,6 +366,8 @@ struct Cluster<'a> {
     charts: crate::helm_release::ChartOnce,
     /// One file system per source tree, shared by every entry.
     file_systems: FileSystems,
+    /// Builds of the directories several Kustomizations build, shared by every entry.
+    shared_builds: crate::shared_builds::SharedBuilds,
 }
 
 /// A Kustomization waiting to be built.
@@ -445,6 +457,7 @@ struct Context<'a> {
     mode: Mode,
     keys: Option<&'a crate::sops::AgeKeys>,
     file_systems: &'a FileSystems,
+    shared_builds: &'a crate::shared_builds::SharedBuilds,
 }
 
 fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Options) -> EntryBuild {
@@ -608,6 +621,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             mode,
             keys: options.age_keys.as_deref(),
             file_systems: &cluster.file_systems,
+            shared_builds: &cluster.shared_builds,
         };
         // What each object adds to the graph is found beside its build, in parallel.
         let built: Vec<((Built, Vec<Found>), f64)> = ready
@@ -1210,6 +1224,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     }
     let built = crate::dir_build::build_dir(
         ctx.file_systems,
+        Some(ctx.shared_builds),
         &source::join(ctx.root, &source_dir),
         &dir,
         Some(ks),

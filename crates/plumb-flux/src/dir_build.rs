@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::generate;
 use crate::model::{FluxKustomization, Object};
+use crate::shared_builds::{BuildKey, SharedBuilds};
 use crate::trees::FileSystems;
 
 /// `d`, which points at the kustomization kustomize-controller generates for `dir`, pointing
@@ -27,6 +28,7 @@ fn generated_here(mut d: Diagnostic, dir: &Path) -> Diagnostic {
 /// (`root`), so that nothing outside it is read, through `..`, an absolute path or a symlink.
 pub(crate) fn build_dir(
     file_systems: &FileSystems,
+    shared: Option<&SharedBuilds>,
     root: &Path,
     dir: &Path,
     ks: Option<&FluxKustomization>,
@@ -39,6 +41,22 @@ pub(crate) fn build_dir(
             None => Diagnostic::error(Code::OutsideSource, format!("entry path: {e}")),
         });
     }
+    match (shared, ks) {
+        (Some(shared), Some(ks)) if shared.keeps(dir) => {
+            let (key, at) = BuildKey::of(root, dir, ks);
+            shared.get_or_build(key, at, || build_in(file_systems, fs, dir, Some(ks)))
+        }
+        _ => build_in(file_systems, fs, dir, ks),
+    }
+}
+
+/// [`build_dir`] inside `fs`, the tree's file system, once `dir` is known to be in it.
+fn build_in(
+    file_systems: &FileSystems,
+    fs: plumb_kustomize::FileSystem,
+    dir: &Path,
+    ks: Option<&FluxKustomization>,
+) -> Result<Vec<Object>, Diagnostic> {
     let k = generate::kustomization_for(&fs, dir, ks)?;
     let options = file_systems.build_options(fs);
     let list = plumb_kustomize::build_kustomization(&k, &options).map_err(|e| {

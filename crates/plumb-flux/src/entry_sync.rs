@@ -28,7 +28,7 @@ pub(crate) fn self_sync(
     Option<Inference>,
 ) {
     let entry_dir = source::join(root, entry);
-    let built = build_dir(file_systems, root, &entry_dir, None);
+    let built = build_dir(file_systems, None, root, &entry_dir, None);
     let bootstrapped = built
         .as_deref()
         .unwrap_or_default()

@@ -35,6 +35,7 @@ mod parallel;
 pub mod postbuild;
 pub mod resourceset;
 pub mod runtime;
+mod shared_builds;
 pub mod sops;
 pub mod sops_status;
 pub mod source;

@@ -13,7 +13,7 @@ use crate::source;
 use plumb_yaml::Node;
 use rayon::prelude::*;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The API group of flux-operator's kinds.
@@ -264,6 +264,9 @@ pub struct Discovery {
     /// The remote entries (git repositories, `http(s)` files) the kustomization files of the
     /// repository list, each once, for the build to fetch ahead.
     pub remote_entries: Vec<String>,
+    /// How many Kustomizations of the repository name each directory of it in `spec.path`,
+    /// as written (a parent's patch or substitution may change it before the build).
+    pub path_uses: HashMap<PathBuf, usize>,
 }
 
 impl Discovery {
@@ -356,6 +359,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 kustomizations.push((dir_rel.clone(), p, ks.source_ref));
             }
         }
+    }
+    for (_, path, _) in &kustomizations {
+        *discovery
+            .path_uses
+            .entry(source::join(root, path))
+            .or_default() += 1;
     }
     for sync in &mut discovery.syncs {
         sync.root = sync.artifact_root(root, &all_dirs, mappings);
