@@ -216,7 +216,7 @@ pub(crate) fn apply_patch_entry(
         None => None,
     };
     let inline = path.is_empty();
-    match classified(&label, &text, inline.then_some(item)) {
+    match &*classified(&label, &text, inline.then_some(item)) {
         Classified::Strategic(patches) => {
             let Some(spec) = target else {
                 for patch in patches {
@@ -226,7 +226,7 @@ pub(crate) fn apply_patch_entry(
                             "no resource matches strategic merge patch \"{id}\": {e}"
                         ))
                     })?;
-                    apply_smp_at(list, index, patch, options, ctx)?;
+                    apply_smp_at(list, index, patch.clone(), options, ctx)?;
                 }
                 return Ok(());
             };
@@ -238,7 +238,7 @@ pub(crate) fn apply_patch_entry(
                 .map(Resource::id)
                 .collect();
             for patch in patches {
-                if apply_smp_side_by_side(list, &selected, &patch, options, ctx)? {
+                if apply_smp_side_by_side(list, &selected, patch, options, ctx)? {
                     continue;
                 }
                 for id in &selected {
@@ -281,7 +281,6 @@ pub(crate) fn apply_patch_entry(
     }
 }
 
-#[derive(Clone)]
 enum Classified {
     Strategic(Vec<Node>),
     Json(JsonPatch),
@@ -296,9 +295,9 @@ enum Classified {
 /// result, so that its address names no other file while the entry lives), and the label only
 /// when the result was not read in place. A Flux Kustomization's `spec.patches` reach the
 /// build of every Kustomization a parent patched them into, each with its own label.
-fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
+fn classified(label: &str, text: &str, item: Option<&Node>) -> Arc<Classified> {
     type Key = (Option<String>, String, Option<(usize, usize, usize)>);
-    type Seen = HashMap<Key, (Classified, Option<Arc<SourceFile>>)>;
+    type Seen = HashMap<Key, (Arc<Classified>, Option<Arc<SourceFile>>)>;
     static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
     let file = item
         .and_then(|i| i.get("patch"))
@@ -319,6 +318,7 @@ fn classified(label: &str, text: &str, item: Option<&Node>) -> Classified {
     }
     let place = item.and_then(|i| in_place(i, "patch"));
     let (c, placed) = classify(label, text, place.as_ref());
+    let c = Arc::new(c);
     let kept = file.map(|s| Arc::clone(&s.file));
     if placed && written.is_some() {
         key.0 = None;
