@@ -1318,12 +1318,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         }
         if invalid.is_none() {
             let failures = crate::parallel::map(objects.iter_mut().collect(), |object| {
-                match postbuild::substitute_object_named(&object.value, &vars, post, ctx.mode) {
-                    Ok(Some(value)) => object.value = value,
-                    Ok(None) => {}
-                    Err(failure) => return Some(postbuild::failure_diagnostic(object, &failure)),
-                }
-                None
+                postbuild::substitute_in_place(&mut object.value, &vars, post, ctx.mode)
+                    .err()
+                    .map(|failure| postbuild::failure_diagnostic(object, &failure))
             });
             diagnostics.extend(failures.into_iter().flatten());
         }

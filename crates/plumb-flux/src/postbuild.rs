@@ -300,17 +300,39 @@ pub(crate) fn substitute_object_named(
     post: &PostBuild,
     mode: Mode,
 ) -> Result<Option<Value>, Failure> {
+    let mut out = value.clone();
+    Ok(substitute_in_place(&mut out, vars, post, mode)?.then_some(out))
+}
+
+/// [`substitute_object_named`] on the object itself: whether it changed. Most objects that
+/// change do so string by string, and are changed where they are, not copied.
+pub(crate) fn substitute_in_place(
+    value: &mut Value,
+    vars: &Vars,
+    post: &PostBuild,
+    mode: Mode,
+) -> Result<bool, Failure> {
     if is_disabled(value) || (vars.is_empty() && !post.always) {
-        return Ok(None);
+        return Ok(false);
     }
     // Text without a `$` substitutes to itself, and most strings with one substitute in
     // place: only the rest is written out and read back.
-    match in_place(value, vars, mode) {
-        InPlace::Unchanged => return Ok(None),
-        InPlace::Changed(out) => return Ok(Some(in_written_order(out))),
-        InPlace::ThroughText => {}
+    let mut changes = Vec::new();
+    match strings_in_place(value, vars, mode, &mut changes) {
+        Some(()) if changes.iter().all(Option::is_none) => Ok(false),
+        Some(()) => {
+            put_in_place(value, &mut changes.into_iter());
+            put_in_written_order(value);
+            Ok(true)
+        }
+        None => match through_text(value, vars, mode)? {
+            Some(out) => {
+                *value = out;
+                Ok(true)
+            }
+            None => Ok(false),
+        },
     }
-    through_text(value, vars, mode)
 }
 
 /// Substitution as kustomize-controller does it: the object written out as YAML, its text
@@ -345,58 +367,64 @@ enum InPlace {
 /// `3` is a number), and a literal block whose lines substitute one by one into a literal
 /// block with the same header. Anything else (a `$` in a key, a quoted or folded string, a
 /// value with YAML syntax, an error to report) goes through the text.
+#[cfg(test)]
 fn in_place(value: &Value, vars: &Vars, mode: Mode) -> InPlace {
+    let mut changes = Vec::new();
+    if strings_in_place(value, vars, mode, &mut changes).is_none() {
+        return InPlace::ThroughText;
+    }
+    if changes.iter().all(Option::is_none) {
+        return InPlace::Unchanged;
+    }
+    let mut out = value.clone();
+    put_in_place(&mut out, &mut changes.into_iter());
+    InPlace::Changed(out)
+}
+
+/// [`in_place`]'s reading: what each string of `value` holding a `$` becomes (`None`: itself),
+/// in the order of a walk of `value`; `None` when one of them must go through the text.
+fn strings_in_place(
+    value: &Value,
+    vars: &Vars,
+    mode: Mode,
+    changes: &mut Vec<Option<Value>>,
+) -> Option<()> {
     match value {
-        Value::String(s) if s.contains('$') => in_place_string(s, vars, mode),
+        Value::String(s) if s.contains('$') => match in_place_string(s, vars, mode) {
+            InPlace::Unchanged => changes.push(None),
+            InPlace::Changed(new) => changes.push(Some(new)),
+            InPlace::ThroughText => return None,
+        },
         Value::Array(items) => {
-            let mut changed: Option<Vec<Value>> = None;
-            for (i, item) in items.iter().enumerate() {
-                match in_place(item, vars, mode) {
-                    InPlace::Unchanged => {
-                        if let Some(out) = &mut changed {
-                            out.push(item.clone());
-                        }
-                    }
-                    InPlace::Changed(new) => {
-                        changed.get_or_insert_with(|| items[..i].to_vec()).push(new);
-                    }
-                    InPlace::ThroughText => return InPlace::ThroughText,
-                }
+            for item in items {
+                strings_in_place(item, vars, mode, changes)?;
             }
-            changed.map_or(InPlace::Unchanged, |out| {
-                InPlace::Changed(Value::Array(out))
-            })
         }
         Value::Object(map) => {
-            let mut changed: Option<serde_json::Map<String, Value>> = None;
-            for (i, (key, item)) in map.iter().enumerate() {
+            for (key, item) in map {
                 if key.contains('$') {
-                    return InPlace::ThroughText;
+                    return None;
                 }
-                match in_place(item, vars, mode) {
-                    InPlace::Unchanged => {
-                        if let Some(out) = &mut changed {
-                            out.insert(key.clone(), item.clone());
-                        }
-                    }
-                    InPlace::Changed(new) => {
-                        changed
-                            .get_or_insert_with(|| {
-                                map.iter()
-                                    .take(i)
-                                    .map(|(k, v)| (k.clone(), v.clone()))
-                                    .collect()
-                            })
-                            .insert(key.clone(), new);
-                    }
-                    InPlace::ThroughText => return InPlace::ThroughText,
-                }
+                strings_in_place(item, vars, mode, changes)?;
             }
-            changed.map_or(InPlace::Unchanged, |out| {
-                InPlace::Changed(Value::Object(out))
-            })
         }
-        _ => InPlace::Unchanged,
+        _ => {}
+    }
+    Some(())
+}
+
+/// [`in_place`]'s writing: puts `changes`, from [`strings_in_place`] over the same value, in
+/// place.
+fn put_in_place(value: &mut Value, changes: &mut impl Iterator<Item = Option<Value>>) {
+    match value {
+        Value::String(s) if s.contains('$') => {
+            if let Some(Some(new)) = changes.next() {
+                *value = new;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| put_in_place(i, changes)),
+        Value::Object(map) => map.values_mut().for_each(|i| put_in_place(i, changes)),
+        _ => {}
     }
 }
 
@@ -469,6 +497,7 @@ fn in_place_literal(s: &str, header: &str, vars: &Vars, mode: Mode) -> InPlace {
 
 /// `value` with every mapping's keys in the order the text lists them, as reading the text
 /// back would give it.
+#[cfg(test)]
 fn in_written_order(mut value: Value) -> Value {
     put_in_written_order(&mut value);
     value
