@@ -304,10 +304,12 @@ fn timings(build: &RepositoryBuild) -> Vec<String> {
             seconds(entry.stages.helm)
         ));
     }
-    lines.push(format!(
-        "directory builds copied from another Kustomization's: {}",
-        build.copied_builds
-    ));
+    if build.copied_builds > 0 {
+        lines.push(format!(
+            "directory builds copied from another Kustomization's build: {}",
+            build.copied_builds
+        ));
+    }
     if let Some(run) = RUN.get() {
         let stages = run.stages.lock().unwrap_or_else(|e| e.into_inner());
         for (name, took) in stages.iter() {
