@@ -292,6 +292,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
+    // The remote entries of each directory's kustomization file.
+    let mut remote: Vec<(String, String)> = Vec::new();
     discovery.checkout = checkout.clone();
     let Ok(fs) = plumb_kustomize::FileSystem::confined(root) else {
         return discovery;
@@ -305,9 +307,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         let mut objects = Vec::new();
         for scan in scans {
             referenced.extend(scan.referenced);
-            for entry in scan.remote {
-                push_unique(&mut discovery.remote_entries, entry);
-            }
+            remote.extend(scan.remote.into_iter().map(|e| (dir_rel.clone(), e)));
             discovery.syncs.extend(scan.syncs);
             objects.extend(scan.objects);
         }
@@ -397,6 +397,18 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         discovery.entries = discovery.bootstrap_entries.clone();
     }
     discovery.entries.sort();
+    // Only those of a directory something builds: a Kustomization's path, an entry, or one a
+    // kustomization lists. A kustomization file nothing builds fetches nothing.
+    let built = |dir: &str| {
+        referenced.iter().any(|r| r == dir)
+            || discovery.entries.iter().any(|e| e == dir)
+            || kustomizations.iter().any(|(_, path, _)| path == dir)
+    };
+    for (dir, entry) in remote {
+        if built(&dir) {
+            push_unique(&mut discovery.remote_entries, entry);
+        }
+    }
     discovery.file_system = Some(fs);
     discovery
 }
@@ -942,8 +954,10 @@ mod tests {
         assert_eq!(linked.syncs.len(), direct.syncs.len());
     }
 
-    /// The remote entries of the repository's kustomization files, each once, in the order of
-    /// the walk; local entries and other files' lists are not among them.
+    /// The remote entries of the kustomization files of directories something builds (a
+    /// Kustomization's path, a directory another kustomization lists), each once, in the order
+    /// of the walk; local entries, other files' lists and unbuilt directories' are not among
+    /// them.
     #[test]
     fn remote_entries_of_kustomization_files_are_listed_once() {
         let tree = tempfile::tempdir().unwrap();
@@ -959,6 +973,15 @@ mod tests {
                 format!("resources:\n  - {crd}\n  - deploy.yaml\ncomponents:\n  - {base}\n"),
             ),
             ("apps/b/deploy.yaml", "kind: ConfigMap\n".to_string()),
+            // Built by nothing: its entry is not fetched.
+            (
+                "old/kustomization.yaml",
+                "resources:\n  - https://example.com/unused.yaml\n".to_string(),
+            ),
+            (
+                "clusters/dev/apps.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  path: ./apps/a\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n".to_string(),
+            ),
             (
                 "apps/c/values.yaml",
                 "resources:\n  - https://example.com/not-a-kustomization.yaml\n".to_string(),
