@@ -185,8 +185,6 @@ impl FetchOnce {
     }
 }
 
-/// Why a Kustomization whose source is elsewhere gets no tree, each message naming the source
-/// and its URL.
 /// Sources fetched ahead of the builds that use them, each on a thread of its own: a thread
 /// then waits on the network while the others build, instead of a build waiting in turn.
 #[derive(Debug, Default)]
@@ -254,6 +252,8 @@ impl FetchAhead {
     }
 }
 
+/// Why a Kustomization whose source is elsewhere gets no tree, each message naming the source
+/// and its URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceProblem {
     /// The source is wrong (source-controller would mark it not ready): the Kustomization

@@ -289,23 +289,14 @@ pub fn substitute_object(
             return Err(Failure::InvalidName(bad.clone()));
         }
     }
-    substitute_object_named(value, vars, post, mode)
-}
-
-/// [`substitute_object`] with variables whose names are known to be valid (checked once for
-/// all the objects of a Kustomization, not for each).
-pub(crate) fn substitute_object_named(
-    value: &Value,
-    vars: &Vars,
-    post: &PostBuild,
-    mode: Mode,
-) -> Result<Option<Value>, Failure> {
     let mut out = value.clone();
     Ok(substitute_in_place(&mut out, vars, post, mode)?.then_some(out))
 }
 
-/// [`substitute_object_named`] on the object itself: whether it changed. Most objects that
-/// change do so string by string, and are changed where they are, not copied.
+/// [`substitute_object`] on the object itself, with variables whose names are known to be
+/// valid (checked once for all the objects of a Kustomization, not for each): whether it
+/// changed. Most objects that change do so string by string, and are changed where they are,
+/// not copied.
 pub(crate) fn substitute_in_place(
     value: &mut Value,
     vars: &Vars,

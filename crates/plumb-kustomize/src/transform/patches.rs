@@ -220,13 +220,14 @@ pub(crate) fn apply_patch_entry(
         Classified::Strategic(patches) => {
             let Some(spec) = target else {
                 for patch in patches {
-                    let id = Resource::new(patch.clone()).id();
+                    let patch = Resource::new(patch.clone());
+                    let id = patch.id();
                     let index = find_by_id(list, &id, ctx).map_err(|e| {
                         KustomizeError::Other(format!(
                             "no resource matches strategic merge patch \"{id}\": {e}"
                         ))
                     })?;
-                    apply_smp_at(list, index, patch.clone(), options, ctx)?;
+                    apply_smp_at(list, index, patch.node, options, ctx)?;
                 }
                 return Ok(());
             };
