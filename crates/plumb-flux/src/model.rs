@@ -206,6 +206,18 @@ impl FluxKustomization {
         format!("{}/{}", self.namespace, self.name)
     }
 
+    /// What discovery reads of a Kustomization object, as [`FluxKustomization::from_object`]
+    /// reads it: `spec.path` (when a string) and the source, without the rest of the object.
+    pub fn path_and_source(object: &Object) -> (Option<String>, ObjectRef) {
+        let spec = object.value.get("spec");
+        let path = spec
+            .and_then(|s| s.get("path"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let source = spec.and_then(|s| s.get("sourceRef"));
+        (path, source_ref_of(source, object.namespace_or_default()))
+    }
+
     /// Reads a Kustomization object.
     pub fn from_object(object: Object) -> FluxKustomization {
         let namespace = object.namespace_or_default().to_string();
@@ -244,16 +256,7 @@ impl FluxKustomization {
             );
         }
         let source = spec.get("sourceRef");
-        let str_in = |v: Option<&Value>, k: &str| {
-            v.and_then(|v| v.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let source_ref = ObjectRef {
-            kind: str_in(source, "kind").unwrap_or_default(),
-            namespace: str_in(source, "namespace").unwrap_or_else(|| namespace.clone()),
-            name: str_in(source, "name").unwrap_or_default(),
-        };
+        let source_ref = source_ref_of(source, &namespace);
         problems.extend(source_ref_problems(source, &source_ref, &object));
         let mut list = |k: &str| -> Vec<Value> {
             match spec.get(k) {
@@ -420,6 +423,22 @@ pub const KUSTOMIZATION_SOURCE_KINDS: &[&str] = &[
 
 /// What is wrong with a Kustomization's `spec.sourceRef`, which the API server requires, with
 /// a `name` and one of [`KUSTOMIZATION_SOURCE_KINDS`].
+/// `spec.sourceRef` of a Kustomization in `namespace`: missing fields empty, the namespace the
+/// Kustomization's own.
+fn source_ref_of(source: Option<&Value>, namespace: &str) -> ObjectRef {
+    let str_in = |k: &str| {
+        source
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    ObjectRef {
+        kind: str_in("kind").unwrap_or_default(),
+        namespace: str_in("namespace").unwrap_or_else(|| namespace.to_string()),
+        name: str_in("name").unwrap_or_default(),
+    }
+}
+
 fn source_ref_problems(
     source: Option<&Value>,
     source_ref: &ObjectRef,

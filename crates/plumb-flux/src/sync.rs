@@ -327,9 +327,15 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
             .collect();
         for object in &objects {
-            if let Some(source) = crate::model::Source::from_object(object) {
-                let reference = source.spec.get("ref").cloned().unwrap_or(Value::Null);
-                defined.push((source.id, source.url, reference));
+            if object.group() == crate::model::SOURCE_GROUP {
+                let id =
+                    ObjectRef::new(object.kind(), object.namespace_or_default(), object.name());
+                let url = object.str_at(&["spec", "url"]).map(str::to_string);
+                let reference = object.value["spec"]
+                    .get("ref")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                defined.push((id, url, reference));
             }
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 continue;
@@ -349,14 +355,14 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             }
             // A patch of a Kustomization (no sourceRef) is not one.
             let has_source = object.value["spec"].get("sourceRef").is_some();
-            let ks = FluxKustomization::from_object(object);
-            let p = source::clean_relative(ks.path.as_deref().unwrap_or(""));
+            let (path, source_ref) = FluxKustomization::path_and_source(&object);
+            let p = source::clean_relative(path.as_deref().unwrap_or(""));
             let inside = is_within(dir_rel, &p);
-            if inside && git_repositories.contains(&ks.source_ref) {
+            if inside && git_repositories.contains(&source_ref) {
                 push_unique(&mut discovery.entries, p.clone());
             }
             if has_source {
-                kustomizations.push((dir_rel.clone(), p, ks.source_ref));
+                kustomizations.push((dir_rel.clone(), p, source_ref));
             }
         }
     }
@@ -619,9 +625,13 @@ fn scan_file(
             scan.syncs.push(sync);
             continue;
         }
+        // Discovery reads a Kustomization's path and source and a source's URL, and drops
+        // them: only what may declare a sync keeps its text, for the sync to point at.
+        let group = crate::model::group_of(value["apiVersion"].as_str().unwrap_or(""));
+        let dropped = group == KUSTOMIZE_GROUP || group == crate::model::SOURCE_GROUP;
         scan.objects.push(Object {
             value,
-            origin: Some(std::sync::Arc::new(doc.clone())),
+            origin: (!dropped).then(|| std::sync::Arc::new(doc.clone())),
         });
     }
     scan
