@@ -459,43 +459,44 @@ fn generated_syncs(rset: &Object, beside: &[Object]) -> Vec<ClusterSync> {
 }
 
 /// Directories (relative to the root) with the scans of their YAML files.
-type DirScans = Vec<(String, Vec<FileScan>)>;
+type DirScans = Walked<FileScan>;
 
 /// What the YAML files of `dir` and of every directory below it tell discovery: each
 /// directory with its path relative to the root and the scans of its YAML files in name order,
 /// in the order of a depth-first walk that takes the last subdirectory first (as a stack pops
 /// them). Hidden names are skipped and symlinks are not followed: a link out of the repository
-/// is not part of it. The directories are listed first, in parallel, and what the listing saw
-/// is told to the file system (every directory and file walked is its own real path), so that
-/// reading the files, in parallel, and the builds after it look nothing up again.
+/// is not part of it. What each listing saw is told to the file system (every directory and
+/// file walked is its own real path), so that reading the files and the builds after it look
+/// nothing up again.
 fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirScans {
-    let listing = list_tree(root, dir);
-    let files: Vec<(&str, &Path)> = listing
-        .iter()
-        .flat_map(|(rel, _, files)| files.iter().map(move |f| (rel.as_str(), f.as_path())))
-        .collect();
     // A walk's paths are real ones only from the canonical root, which the file system's
     // root is.
-    if fs.root() == Some(root) {
-        let dirs: Vec<&Path> = listing.iter().map(|(_, d, _)| d.as_path()).collect();
-        let paths: Vec<&Path> = files.iter().map(|&(_, f)| f).collect();
-        fs.note_walked(&dirs, &paths);
-    }
-    let mut scans = files
-        .par_iter()
-        .map(|(dir_rel, path)| scan_file(fs, root, dir_rel, path))
-        .collect::<Vec<FileScan>>()
-        .into_iter();
-    listing
-        .into_iter()
-        .map(|(rel, _, files)| (rel, scans.by_ref().take(files.len()).collect()))
-        .collect()
+    let noted = fs.root() == Some(root);
+    walk(
+        root,
+        dir,
+        &|dir, files| {
+            if noted {
+                let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+                fs.note_walked(&[dir], &paths);
+            }
+        },
+        &|dir_rel, path| scan_file(fs, root, dir_rel, path),
+    )
 }
 
-/// Each directory of the tree at `dir` (relative to `root`, and as it was reached) with its
-/// YAML files, in [`scan_tree`]'s order: a directory, then its subdirectories' trees in reverse
-/// name order; those of a directory with many are listed in parallel.
-fn list_tree(root: &Path, dir: &Path) -> Vec<(String, PathBuf, Vec<PathBuf>)> {
+/// Each directory of the tree at `dir` (relative to `root`, and as it was reached) with
+/// `on_file` of each of its YAML files, in name order, in [`scan_tree`]'s order: a directory,
+/// then its subdirectories' trees in reverse name order. `on_listed` hears each directory's
+/// YAML files before `on_file` does. A directory's files and its subdirectories are taken in
+/// parallel: listing, reading and parsing one directory is work enough to hand to another
+/// thread, where listing alone (microseconds) was not.
+fn walk<T: Send>(
+    root: &Path,
+    dir: &Path,
+    on_listed: &(dyn Fn(&Path, &[PathBuf]) + Sync),
+    on_file: &(dyn Fn(&str, &Path) -> T + Sync),
+) -> Walked<T> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -521,29 +522,34 @@ fn list_tree(root: &Path, dir: &Path) -> Vec<(String, PathBuf, Vec<PathBuf>)> {
             files.push(entry.path());
         }
     }
-    // Listing a directory takes microseconds: handing each one to another thread cost more
-    // than it saved on real repositories (a few subdirectories each), and saves time only where
-    // one directory fans out widely (an `apps/` of hundreds).
-    let below: Vec<Vec<(String, PathBuf, Vec<PathBuf>)>> = if subdirs.len() >= PARALLEL_LISTING {
-        subdirs
-            .par_iter()
-            .rev()
-            .map(|sub| list_tree(root, sub))
-            .collect()
-    } else {
-        subdirs
-            .iter()
-            .rev()
-            .map(|sub| list_tree(root, sub))
-            .collect()
-    };
-    let mut out = vec![(dir_rel, dir.to_path_buf(), files)];
+    on_listed(dir, &files);
+    let (found, below): (Vec<T>, Vec<Walked<T>>) = rayon::join(
+        || {
+            files
+                .par_iter()
+                .with_min_len(FILES_PER_TASK)
+                .map(|f| on_file(&dir_rel, f))
+                .collect()
+        },
+        || {
+            subdirs
+                .par_iter()
+                .rev()
+                .map(|sub| walk(root, sub, on_listed, on_file))
+                .collect()
+        },
+    );
+    let mut out = vec![(dir_rel, found)];
     out.extend(below.into_iter().flatten());
     out
 }
 
-/// How many subdirectories a directory has before [`list_tree`] lists them in parallel.
-const PARALLEL_LISTING: usize = 32;
+/// Directories relative to the root, each with what was made of its YAML files.
+type Walked<T> = Vec<(String, Vec<T>)>;
+
+/// How many files of one directory a thread takes at least: most directories hold a few, read
+/// and parsed faster than they could be handed over.
+const FILES_PER_TASK: usize = 4;
 
 /// The API groups whose objects discovery reads: sources, Kustomizations, HelmReleases (of the
 /// flux-instance chart) and flux-operator's kinds.
@@ -889,13 +895,13 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_is_listed_in_one_order_whether_its_directories_are_listed_in_parallel_or_not() {
+    fn a_tree_is_walked_in_the_order_of_a_serial_walk_though_in_parallel() {
         let tree = tempfile::tempdir().unwrap();
         let root = tree.path();
-        // `wide` has enough subdirectories to be listed in parallel, each with two of its own,
-        // listed one after the other; `.hidden` and non-YAML files are left out.
+        // `wide` has many subdirectories, each with two of its own, and `many` more files than
+        // one thread takes; `.hidden` and non-YAML files are left out.
         let mut expected = vec![(String::new(), vec!["top.yaml".to_string()])];
-        for i in (0..PARALLEL_LISTING + 3).rev() {
+        for i in (0..35).rev() {
             let app = format!("wide/app{i:02}");
             expected.push((app.clone(), vec!["ks.yaml".to_string()]));
             for sub in ["overlay", "base"] {
@@ -913,17 +919,34 @@ mod tests {
         std::fs::create_dir_all(root.join(".hidden/deep")).unwrap();
         std::fs::write(root.join(".hidden/deep/x.yaml"), "x: 1\n").unwrap();
 
-        let listed: Vec<(String, Vec<String>)> = list_tree(root, root)
-            .into_iter()
-            .map(|(rel, dir, files)| {
-                assert_eq!(dir, root.join(&rel));
-                let names = files
-                    .iter()
-                    .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
-                    .collect();
-                (rel, names)
-            })
+        let many: Vec<String> = (0..FILES_PER_TASK * 3 + 1)
+            .map(|i| format!("f{i:02}.yaml"))
             .collect();
+        std::fs::create_dir_all(root.join("many")).unwrap();
+        for name in &many {
+            std::fs::write(root.join("many").join(name), "x: 1\n").unwrap();
+        }
+        expected.push(("many".into(), many));
+
+        let heard = std::sync::Mutex::new(Vec::new());
+        let listed = walk(
+            root,
+            root,
+            &|dir, files| heard.lock().unwrap().push((dir.to_path_buf(), files.len())),
+            &|rel, path| {
+                assert_eq!(path.parent().unwrap(), root.join(rel));
+                path.file_name().unwrap().to_string_lossy().into_owned()
+            },
+        );
+        // Every directory walked was told with its files, before they were read.
+        let mut heard = heard.into_inner().unwrap();
+        heard.sort();
+        let mut told: Vec<(PathBuf, usize)> = expected
+            .iter()
+            .map(|(rel, files)| (root.join(rel), files.len()))
+            .collect();
+        told.sort();
+        assert_eq!(heard, told);
         assert_eq!(listed, expected);
     }
 
