@@ -421,8 +421,6 @@ pub const KUSTOMIZATION_SOURCE_KINDS: &[&str] = &[
     "ExternalArtifact",
 ];
 
-/// What is wrong with a Kustomization's `spec.sourceRef`, which the API server requires, with
-/// a `name` and one of [`KUSTOMIZATION_SOURCE_KINDS`].
 /// `spec.sourceRef` of a Kustomization in `namespace`: missing fields empty, the namespace the
 /// Kustomization's own.
 fn source_ref_of(source: Option<&Value>, namespace: &str) -> ObjectRef {
@@ -439,6 +437,8 @@ fn source_ref_of(source: Option<&Value>, namespace: &str) -> ObjectRef {
     }
 }
 
+/// What is wrong with a Kustomization's `spec.sourceRef`, which the API server requires, with
+/// a `name` and one of [`KUSTOMIZATION_SOURCE_KINDS`].
 fn source_ref_problems(
     source: Option<&Value>,
     source_ref: &ObjectRef,
@@ -541,14 +541,23 @@ pub struct Source {
 impl Source {
     /// The source an object is, if it is one.
     pub fn from_object(object: &Object) -> Option<Source> {
+        let (id, url) = Source::id_and_url(object)?;
+        Some(Source {
+            id,
+            url,
+            spec: object.value.get("spec").cloned().unwrap_or(Value::Null),
+        })
+    }
+
+    /// [`Source::from_object`]'s identity and URL, without a copy of the spec.
+    pub fn id_and_url(object: &Object) -> Option<(ObjectRef, Option<String>)> {
         if object.group() != SOURCE_GROUP {
             return None;
         }
-        Some(Source {
-            id: ObjectRef::new(object.kind(), object.namespace_or_default(), object.name()),
-            url: object.str_at(&["spec", "url"]).map(str::to_string),
-            spec: object.value.get("spec").cloned().unwrap_or(Value::Null),
-        })
+        Some((
+            ObjectRef::new(object.kind(), object.namespace_or_default(), object.name()),
+            object.str_at(&["spec", "url"]).map(str::to_string),
+        ))
     }
 }
 

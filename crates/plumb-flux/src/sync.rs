@@ -327,10 +327,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
             .collect();
         for object in &objects {
-            if object.group() == crate::model::SOURCE_GROUP {
-                let id =
-                    ObjectRef::new(object.kind(), object.namespace_or_default(), object.name());
-                let url = object.str_at(&["spec", "url"]).map(str::to_string);
+            if let Some((id, url)) = crate::model::Source::id_and_url(object) {
                 let reference = object.value["spec"]
                     .get("ref")
                     .cloned()
@@ -613,8 +610,8 @@ fn scan_file(
     for doc in docs.iter() {
         // Only Flux's and flux-operator's objects and kind-less values files say anything
         // here: the rest (most documents of an app's manifests) are not converted.
-        if let Some(api_version) = doc.str_at(&["apiVersion"]) {
-            let group = crate::model::group_of(api_version);
+        let group = doc.str_at(&["apiVersion"]).map(crate::model::group_of);
+        if let Some(group) = group {
             if !DISCOVERED_GROUPS.contains(&group) {
                 continue;
             }
@@ -633,8 +630,8 @@ fn scan_file(
         }
         // Discovery reads a Kustomization's path and source and a source's URL, and drops
         // them: only what may declare a sync keeps its text, for the sync to point at.
-        let group = crate::model::group_of(value["apiVersion"].as_str().unwrap_or(""));
-        let dropped = group == KUSTOMIZE_GROUP || group == crate::model::SOURCE_GROUP;
+        let dropped =
+            group.is_some_and(|g| g == KUSTOMIZE_GROUP || g == crate::model::SOURCE_GROUP);
         scan.objects.push(Object {
             value,
             origin: (!dropped).then(|| std::sync::Arc::new(doc.clone())),
