@@ -65,6 +65,7 @@ impl ResourceList {
     /// resource compared with every other one by one was 1% of building a Flux repository,
     /// whose root gathers a few hundred.
     pub fn append_all(&mut self, resources: Vec<Resource>) -> Result<(), KustomizeError> {
+        self.resources.reserve(resources.len());
         if self.resources.len().saturating_mul(resources.len()) < 256 {
             return resources.into_iter().try_for_each(|r| self.append(r));
         }

@@ -136,20 +136,18 @@ impl Selector {
     }
 
     pub fn matches(&self, resource: &Resource, ctx: &Context) -> bool {
-        // The kind first (what most targets name), the original id and the label maps only
-        // when the selector asks about them: every patch asks this of every resource.
-        let current = resource.id();
+        // The kind first (what most targets name), borrowed from the resource; the ids and the
+        // label maps only when the selector asks about them: every patch asks this of every
+        // resource, and most resources are told apart by their kind.
         let is = |p: &Option<Pattern>, s: &str| p.as_ref().is_none_or(|p| p.is_match(s));
-        let gvk = &current.gvk;
-        if !is(&self.kind, &gvk.kind)
-            || !is(&self.group, &gvk.group)
-            || !is(&self.version, &gvk.version)
-        {
+        let (group, version, kind, _, _) = resource.id_key();
+        if !is(&self.kind, kind) || !is(&self.group, group) || !is(&self.version, version) {
             return false;
         }
         if self.namespace.is_some() || self.name.is_some() {
-            let original = resource.original_id();
-            if !is(&self.namespace, &effective_namespace(&original, ctx))
+            let current = resource.id();
+            let original = resource.previous_ids.first().unwrap_or(&current);
+            if !is(&self.namespace, &effective_namespace(original, ctx))
                 && !is(&self.namespace, &effective_namespace(&current, ctx))
             {
                 return false;

@@ -51,6 +51,8 @@ pub fn legacy_sort(resources: &mut Vec<Resource>, first: &[String], last: &[Stri
     order.sort_by(|&a, &b| legacy_order(&keys[a], &keys[b]));
     let mut taken: Vec<Option<Resource>> =
         std::mem::take(resources).into_iter().map(Some).collect();
+    // Room for all at once: grown one doubling at a time, the list was copied over and over.
+    resources.reserve_exact(taken.len());
     resources.extend(order.into_iter().filter_map(|i| taken[i].take()));
 }
 
