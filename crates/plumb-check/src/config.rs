@@ -363,7 +363,7 @@ impl Reader<'_> {
 
     fn string(&self, node: &Node, what: &str) -> Result<String, ConfigError> {
         match &node.kind {
-            NodeKind::Scalar(s) if !node.is_null() => Ok(s.value.clone()),
+            NodeKind::Scalar(s) if !node.is_null() => Ok(s.value.to_string()),
             _ => Err(self.wrong_type(node, what, "a string")),
         }
     }
@@ -372,7 +372,7 @@ impl Reader<'_> {
         self.sequence(node, what)?
             .iter()
             .map(|item| match &item.kind {
-                NodeKind::Scalar(s) if !item.is_null() => Ok(s.value.clone()),
+                NodeKind::Scalar(s) if !item.is_null() => Ok(s.value.to_string()),
                 _ => Err(self.error(
                     item,
                     format!(

@@ -174,10 +174,10 @@ pub fn apply_spec(node: &mut Node, ks: &FluxKustomization) {
         None => {}
     }
     if let Some(prefix) = &ks.name_prefix {
-        node.set("namePrefix", Node::string(prefix.clone()));
+        node.set("namePrefix", Node::string(prefix.as_str()));
     }
     if let Some(suffix) = &ks.name_suffix {
-        node.set("nameSuffix", Node::string(suffix.clone()));
+        node.set("nameSuffix", Node::string(suffix.as_str()));
     }
     if !ks.patches.is_empty() {
         let mut patches = existing_list(node, "patches");
@@ -251,7 +251,7 @@ pub fn apply_spec(node: &mut Node, ks: &FluxKustomization) {
     }
     if !ks.components.is_empty() {
         let mut components = existing_list(node, "components");
-        components.extend(ks.components.iter().map(|c| Node::string(c.clone())));
+        components.extend(ks.components.iter().map(|c| Node::string(c.as_str())));
         node.set("components", Node::sequence(components));
     }
 }

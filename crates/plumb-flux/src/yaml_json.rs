@@ -52,7 +52,7 @@ fn convert(node: &Node) -> Result<Value, YamlToJsonError> {
 /// reading `key: text` back gives its value: without parsing the line again.
 pub fn plain_scalar_json(text: &str) -> Result<Value, YamlToJsonError> {
     scalar_json(&Scalar {
-        value: text.to_string(),
+        value: text.into(),
         style: ScalarStyle::Plain,
         tag: None,
     })
@@ -76,7 +76,7 @@ fn scalar_json(s: &Scalar) -> Result<Value, YamlToJsonError> {
         },
         Resolved::Str(text) => Value::String(text.into_owned()),
         // go-yaml v2 hands a timestamp to an interface{} as its text.
-        Resolved::Timestamp(_) => Value::String(s.value.clone()),
+        Resolved::Timestamp(_) => Value::String(s.value.to_string()),
     })
 }
 
@@ -97,7 +97,7 @@ fn key_string(key: &Node) -> Result<String, YamlToJsonError> {
         Resolved::Float(f) if f.is_nan() => ".nan".into(),
         Resolved::Float(f) if f.is_infinite() => if f > 0.0 { ".inf" } else { "-.inf" }.into(),
         Resolved::Float(f) => format_g32(f),
-        Resolved::Timestamp(_) => s.value.clone(),
+        Resolved::Timestamp(_) => s.value.to_string(),
         Resolved::Null => {
             return Err(YamlToJsonError(format!(
                 "unsupported map key of type: <nil>, key: {:?}",

@@ -756,7 +756,7 @@ fn yaml_to_go(node: &Node) -> Result<GoValue, String> {
                     }
                 },
                 Resolved::Str(text) => GoValue::Str(text.into_owned()),
-                Resolved::Timestamp(_) => GoValue::Str(s.value.clone()),
+                Resolved::Timestamp(_) => GoValue::Str(s.value.to_string()),
             },
         ),
         NodeKind::Sequence(items) => Ok(GoValue::List(Rc::new(RefCell::new(
@@ -789,7 +789,7 @@ fn yaml_key(key: &Node) -> Result<String, String> {
             Resolved::Float(f) if f.is_nan() => ".nan".into(),
             Resolved::Float(f) if f.is_infinite() => if f > 0.0 { ".inf" } else { "-.inf" }.into(),
             Resolved::Float(f) => format_float32_g(f),
-            Resolved::Timestamp(_) => s.value.clone(),
+            Resolved::Timestamp(_) => s.value.to_string(),
             Resolved::Null => return Err("unsupported map key of type: <nil>, key: <nil>".into()),
         },
     )

@@ -204,7 +204,7 @@ impl Kustomization {
         items
             .iter()
             .map(|item| match (&item.kind, values::json_type(item)) {
-                (NodeKind::Scalar(s), "string") => Ok(s.value.clone()),
+                (NodeKind::Scalar(s), "string") => Ok(s.value.to_string()),
                 _ => Err(values::type_error(self, item, field, "string")),
             })
             .collect()

@@ -181,7 +181,7 @@ impl Value {
             Value::Bool(b) => (b.to_string(), "!!bool"),
         };
         Node::new(NodeKind::Scalar(Scalar {
-            value: text,
+            value: text.into(),
             style: ScalarStyle::Plain,
             tag: Some(tag.into()),
         }))
@@ -298,10 +298,10 @@ fn scalar_value(node: &Node) -> Option<Value> {
             Ok(Resolved::Int(i)) => Value::Int(i),
             Ok(Resolved::Uint(u)) => i64::try_from(u)
                 .map(Value::Int)
-                .unwrap_or_else(|_| Value::Str(s.value.clone())),
+                .unwrap_or_else(|_| Value::Str(s.value.to_string())),
             Ok(Resolved::Float(f)) => Value::Float(f),
             Ok(Resolved::Bool(b)) => Value::Bool(b),
-            _ => Value::Str(s.value.clone()),
+            _ => Value::Str(s.value.to_string()),
         },
     )
 }

@@ -291,13 +291,13 @@ fn block_allowed(text: &str) -> bool {
 pub fn from_json(value: &Value) -> Node {
     match value {
         Value::Null => Node::null(),
-        Value::Bool(b) => Node::plain(b.to_string()),
+        Value::Bool(b) => Node::plain(if *b { "true" } else { "false" }),
         Value::Number(n) => Node::plain(n.to_string()),
-        Value::String(s) => Node::string(s.clone()),
+        Value::String(s) => Node::string(s.as_str()),
         Value::Array(items) => Node::sequence(items.iter().map(from_json).collect()),
         Value::Object(map) => Node::new(NodeKind::Mapping(
             map.iter()
-                .map(|(k, v)| (Node::string(k.clone()), from_json(v)))
+                .map(|(k, v)| (Node::string(k.as_str()), from_json(v)))
                 .collect(),
         )),
     }

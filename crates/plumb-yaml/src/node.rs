@@ -25,9 +25,12 @@ impl ScalarStyle {
 /// short `!!str` form).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Scalar {
-    pub value: String,
+    /// Kept inline up to 24 bytes (most keys and values of a manifest), on the heap past that:
+    /// a build parses, copies and drops hundreds of thousands of these, and a heap allocation
+    /// for each was measured at 3-5% of a build's CPU.
+    pub value: compact_str::CompactString,
     pub style: ScalarStyle,
-    pub tag: Option<String>,
+    pub tag: Option<compact_str::CompactString>,
 }
 
 /// The shape of a node.
@@ -57,7 +60,7 @@ impl Node {
     }
 
     /// A string scalar: tagged `!!str`, so it stays a string whatever its text looks like.
-    pub fn string(value: impl Into<String>) -> Node {
+    pub fn string(value: impl Into<compact_str::CompactString>) -> Node {
         Node::new(NodeKind::Scalar(Scalar {
             value: value.into(),
             style: ScalarStyle::Plain,
@@ -66,7 +69,7 @@ impl Node {
     }
 
     /// A plain scalar whose meaning is decided by the resolver (`42`, `true`, `null`, `text`).
-    pub fn plain(value: impl Into<String>) -> Node {
+    pub fn plain(value: impl Into<compact_str::CompactString>) -> Node {
         Node::new(NodeKind::Scalar(Scalar {
             value: value.into(),
             style: ScalarStyle::Plain,

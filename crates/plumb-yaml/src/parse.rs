@@ -249,9 +249,9 @@ impl Builder {
                 self.written += 1;
                 let node = Node {
                     kind: NodeKind::Scalar(Scalar {
-                        value: value.into_owned(),
+                        value: value.into(),
                         style: convert_style(style),
-                        tag: tag.map(|t| short_tag(&t)),
+                        tag: tag.map(|t| short_tag(&t).into()),
                     }),
                     span: self.span(start, end),
                 };

@@ -121,7 +121,7 @@ pub fn resolve(scalar: &Scalar, schema: Schema) -> Result<Resolved<'_>, TagMisma
     };
     ok.ok_or_else(|| TagMismatch {
         tag: tag.to_string(),
-        value: scalar.value.clone(),
+        value: scalar.value.to_string(),
         resolved: name,
     })
 }
@@ -438,7 +438,7 @@ pub fn plain_is_string(text: &str, schema: Schema) -> bool {
 
 impl Scalar {
     /// A plain, untagged scalar.
-    pub fn plain(value: impl Into<String>) -> Scalar {
+    pub fn plain(value: impl Into<compact_str::CompactString>) -> Scalar {
         Scalar {
             value: value.into(),
             style: ScalarStyle::Plain,

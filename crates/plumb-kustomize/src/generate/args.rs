@@ -303,7 +303,7 @@ fn json_key(key: &Node) -> String {
         Ok(Resolved::Null) => "null".into(),
         Ok(Resolved::Int(i)) => i.to_string(),
         Ok(Resolved::Uint(u)) => u.to_string(),
-        _ => scalar.value.clone(),
+        _ => scalar.value.to_string(),
     }
 }
 

@@ -68,7 +68,7 @@ fn field(node: &Node, path: &[&str]) -> Result<Value, String> {
         return Ok(Value::String(String::new()));
     };
     match &value.kind {
-        NodeKind::Scalar(s) => Ok(Value::String(s.value.clone())),
+        NodeKind::Scalar(s) => Ok(Value::String(s.value.to_string())),
         NodeKind::Mapping(_) => plumb_yaml::to_json(value).map_err(|e| e.to_string()),
         // Decoding a list into a map fails silently in kustomize, leaving a nil map.
         NodeKind::Sequence(_) => Ok(Value::Null),

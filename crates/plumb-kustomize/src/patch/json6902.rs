@@ -251,7 +251,7 @@ pub fn yaml11_to_json(node: &Node) -> Result<Value, PatchError> {
                 Resolved::Uint(u) => Value::Number(u.into()),
                 Resolved::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
                 Resolved::Str(t) => Value::String(t.into_owned()),
-                Resolved::Timestamp(_) => Value::String(s.value.clone()),
+                Resolved::Timestamp(_) => Value::String(s.value.to_string()),
             }
         }
         NodeKind::Sequence(items) => {

@@ -511,7 +511,7 @@ impl<'s> Walker<'s> {
                     return Err(wrong_kind(&val, Kind::Map));
                 }
                 if val.get(key).is_none() {
-                    val.set(key, Node::plain(value.clone()));
+                    val.set(key, Node::plain(value.as_str()));
                 }
             }
             element_setter(&mut added, Some(val), &vk, &vv)?;

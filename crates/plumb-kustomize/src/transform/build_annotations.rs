@@ -184,7 +184,7 @@ fn strip(node: &mut Node) {
         .filter(|(k, _)| !BUILD_ANNOTATIONS.contains(&k.scalar_value().unwrap_or("")))
         .map(|(k, v)| {
             let text = match &v.kind {
-                NodeKind::Scalar(s) => s.value.clone(),
+                NodeKind::Scalar(s) => s.value.to_string(),
                 _ => String::new(),
             };
             (k.clone(), Node::string(text).with_span(v.span.clone()))

@@ -54,7 +54,7 @@ fn pairs(config: &Resource, key: &str) -> Vec<(String, String)> {
         .flatten()
         .filter_map(|(k, v)| {
             let value = match &v.kind {
-                NodeKind::Scalar(s) => s.value.clone(),
+                NodeKind::Scalar(s) => s.value.to_string(),
                 _ => return None,
             };
             Some((k.scalar_value()?.to_string(), value))

@@ -715,7 +715,7 @@ fn record_rename(resource: &mut Resource, old: ResId, remember: bool) {
     }
     if new.gvk == old.gvk && new.namespace == old.namespace {
         if let Some(meta) = resource.node.get_mut("metadata") {
-            meta.set("name", Node::string(old.name.clone()));
+            meta.set("name", Node::string(old.name.as_str()));
         }
         resource.set_name(&new.name);
     } else {

@@ -373,7 +373,7 @@ impl Replacement {
                     "value and resource selectors are mutually exclusive".into(),
                 ))
             }
-            (None, Some(v)) => return Ok(Node::plain(v.clone())),
+            (None, Some(v)) => return Ok(Node::plain(v.as_str())),
             (Some(s), None) => s,
             (None, None) => {
                 return Err(KustomizeError::Other(
@@ -597,7 +597,7 @@ fn refine(options: &FieldOptions, value: &Node) -> Result<Node, KustomizeError> 
         })?;
     let mut out = value.clone();
     if let NodeKind::Scalar(s) = &mut out.kind {
-        s.value = part.to_string();
+        s.value = (*part).into();
     }
     Ok(out)
 }
@@ -794,7 +794,7 @@ fn set_field(
         }
         let joined = parts.join(&options.delimiter);
         match &mut value.kind {
-            NodeKind::Scalar(s) => s.value = joined,
+            NodeKind::Scalar(s) => s.value = joined.into(),
             _ => value = Node::plain(joined),
         }
     }
@@ -804,9 +804,9 @@ fn set_field(
     match &mut target.kind {
         NodeKind::Scalar(t) => {
             if t.tag.is_none() && !fresh {
-                t.tag = Some(resolved_tag(t).to_string());
+                t.tag = Some(resolved_tag(t).into());
             }
-            t.value = scalar_text(&value);
+            t.value = scalar_text(&value).into();
         }
         _ => *target = value,
     }
