@@ -509,6 +509,8 @@ fn put_in_written_order(value: &mut Value) {
             // Taken out of the map once, not removed key by key.
             let mut entries: Vec<Option<(String, Value)>> =
                 std::mem::take(map).into_iter().map(Some).collect();
+            // Room for every key at once, not grown key by key.
+            *map = serde_json::Map::with_capacity(entries.len());
             let mut order: Vec<usize> = (0..entries.len()).collect();
             plumb_yaml::emit::sort_written(&mut order, |i| {
                 entries[i].as_ref().map_or("", |(k, _)| k.as_str())

@@ -201,9 +201,9 @@ pub fn merge_field_specs(
 ) -> Result<(), KustomizeError> {
     for spec in incoming {
         let gvk = crate::resource::Gvk {
-            group: spec.group.clone(),
-            version: spec.version.clone(),
-            kind: spec.kind.clone(),
+            group: spec.group.as_str().into(),
+            version: spec.version.as_str().into(),
+            kind: spec.kind.as_str().into(),
         };
         let covering = into
             .iter()

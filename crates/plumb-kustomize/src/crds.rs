@@ -62,7 +62,7 @@ pub fn load(k: &Kustomization, ctx: &crate::context::Context) -> Result<CrdConfi
                 continue;
             }
             let gvk = Gvk {
-                kind: name.rsplit('.').next().unwrap_or(name).to_string(),
+                kind: name.rsplit('.').next().unwrap_or(name).into(),
                 ..Gvk::default()
             };
             walk(&defs, name, &gvk, &mut Vec::new(), &mut out, 0);
@@ -77,9 +77,9 @@ fn properties(def: &Value) -> Option<&Map<String, Value>> {
 
 fn spec(gvk: &Gvk, path: &[String]) -> FieldSpec {
     FieldSpec {
-        group: gvk.group.clone(),
-        version: gvk.version.clone(),
-        kind: gvk.kind.clone(),
+        group: gvk.group.as_str().into(),
+        version: gvk.version.as_str().into(),
+        kind: gvk.kind.as_str().into(),
         path: path.to_vec(),
         create: false,
     }
@@ -128,9 +128,9 @@ fn walk(
             ref_path.push(key.to_string());
             out.name_references.push(BackReference {
                 target: Gvk {
-                    group: String::new(),
-                    version: version.to_string(),
-                    kind: kind.to_string(),
+                    group: Default::default(),
+                    version: version.into(),
+                    kind: kind.into(),
                 },
                 referrers: vec![spec(gvk, &ref_path)],
             });

@@ -1,35 +1,38 @@
 //! A resource: one Kubernetes object as a node tree, and its identity (group, version, kind,
 //! namespace, name) the way kustomize computes it.
 
+use compact_str::CompactString;
 use plumb_yaml::Node;
 use std::fmt;
 
-/// Group, version and kind.
+/// Group, version and kind. Their strings are kept inline up to 24 bytes (nearly every group,
+/// version and kind): ids are made for every resource by most transformers, and their heap
+/// strings were a sixth of a build's allocations.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Gvk {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
+    pub group: CompactString,
+    pub version: CompactString,
+    pub kind: CompactString,
 }
 
 impl Gvk {
     /// Splits an `apiVersion` into group and version (`apps/v1`, `v1`).
     pub fn from_api_version(api_version: &str, kind: &str) -> Gvk {
         let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g.to_string(), v.to_string()),
-            None if api_version == "builtin" => (api_version.to_string(), String::new()),
-            None => (String::new(), api_version.to_string()),
+            Some((g, v)) => (g, v),
+            None if api_version == "builtin" => (api_version, ""),
+            None => ("", api_version),
         };
         Gvk {
-            group,
-            version,
-            kind: kind.to_string(),
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
         }
     }
 
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
-            self.version.clone()
+            self.version.to_string()
         } else {
             format!("{}/{}", self.group, self.version)
         }
@@ -39,13 +42,13 @@ impl Gvk {
 impl fmt::Display for Gvk {
     /// kustomize's `Kind.version.group` form used in messages.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let or = |s: &str, d: &'static str| {
+        fn or<'a>(s: &'a str, empty: &'static str) -> &'a str {
             if s.is_empty() {
-                d.to_string()
+                empty
             } else {
-                s.to_string()
+                s
             }
-        };
+        }
         write!(
             f,
             "{}.{}.{}",
@@ -60,8 +63,8 @@ impl fmt::Display for Gvk {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResId {
     pub gvk: Gvk,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: CompactString,
+    pub name: CompactString,
 }
 
 impl ResId {
@@ -240,8 +243,8 @@ impl Resource {
     pub fn id(&self) -> ResId {
         ResId {
             gvk: self.gvk(),
-            namespace: self.namespace().to_string(),
-            name: self.name().to_string(),
+            namespace: self.namespace().into(),
+            name: self.name().into(),
         }
     }
 }

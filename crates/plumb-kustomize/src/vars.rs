@@ -44,9 +44,9 @@ impl Var {
         Ok(Var {
             name,
             gvk: Gvk {
-                group: text(&["objref", "group"]),
-                version: text(&["objref", "version"]),
-                kind: text(&["objref", "kind"]),
+                group: text(&["objref", "group"]).into(),
+                version: text(&["objref", "version"]).into(),
+                kind: text(&["objref", "kind"]).into(),
             },
             api_version: text(&["objref", "apiVersion"]),
             obj_name: text(&["objref", "name"]),

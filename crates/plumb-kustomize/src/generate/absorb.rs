@@ -82,7 +82,7 @@ fn same_id(a: &ResId, b: &ResId) -> bool {
         if id.namespace.is_empty() {
             "default".to_string()
         } else {
-            id.namespace.clone()
+            id.namespace.to_string()
         }
     };
     a.gvk == b.gvk && a.name == b.name && ns(a) == ns(b)

@@ -44,12 +44,12 @@ impl SelectorSpec {
     pub fn res_id(&self) -> ResId {
         ResId {
             gvk: crate::resource::Gvk {
-                group: self.group.clone(),
-                version: self.version.clone(),
-                kind: self.kind.clone(),
+                group: self.group.as_str().into(),
+                version: self.version.as_str().into(),
+                kind: self.kind.as_str().into(),
             },
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
+            namespace: self.namespace.as_str().into(),
+            name: self.name.as_str().into(),
         }
     }
 }
@@ -119,7 +119,7 @@ pub fn effective_namespace(id: &ResId, ctx: &Context) -> String {
     if id.namespace.is_empty() || id.namespace == "default" {
         return "default".into();
     }
-    id.namespace.clone()
+    id.namespace.to_string()
 }
 
 impl Selector {

@@ -35,9 +35,9 @@ pub fn parse(node: &Node) -> Result<Vec<BackReference>, KustomizeError> {
             };
             Ok(BackReference {
                 target: Gvk {
-                    group: text("group"),
-                    version: text("version"),
-                    kind: text("kind"),
+                    group: text("group").into(),
+                    version: text("version").into(),
+                    kind: text("kind").into(),
                 },
                 referrers,
             })
@@ -143,7 +143,7 @@ fn effective_namespace(id: &ResId, ctx: &Context) -> Option<String> {
     } else if id.namespace.is_empty() {
         Some("default".into())
     } else {
-        Some(id.namespace.clone())
+        Some(id.namespace.to_string())
     }
 }
 
@@ -360,9 +360,9 @@ impl Fixer<'_> {
 fn role_ref_gvk(r: &Resource) -> Option<Gvk> {
     let role_ref = r.node.get("roleRef")?;
     Some(Gvk {
-        group: role_ref.str_at(&["apiGroup"])?.to_string(),
-        version: String::new(),
-        kind: role_ref.str_at(&["kind"])?.to_string(),
+        group: role_ref.str_at(&["apiGroup"])?.into(),
+        version: Default::default(),
+        kind: role_ref.str_at(&["kind"])?.into(),
     })
 }
 

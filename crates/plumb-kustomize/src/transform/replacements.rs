@@ -187,12 +187,12 @@ impl IdSelector {
     fn describe(&self) -> String {
         ResId {
             gvk: crate::resource::Gvk {
-                group: self.group.clone(),
-                version: self.version.clone(),
-                kind: self.kind.clone(),
+                group: self.group.as_str().into(),
+                version: self.version.as_str().into(),
+                kind: self.kind.as_str().into(),
             },
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
+            namespace: self.namespace.as_str().into(),
+            name: self.name.as_str().into(),
         }
         .to_string()
     }

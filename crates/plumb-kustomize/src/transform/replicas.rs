@@ -61,9 +61,9 @@ pub fn run(
                 .iter()
                 .map(|fs| {
                     Gvk {
-                        group: fs.group.clone(),
-                        version: fs.version.clone(),
-                        kind: fs.kind.clone(),
+                        group: fs.group.as_str().into(),
+                        version: fs.version.as_str().into(),
+                        kind: fs.kind.as_str().into(),
                     }
                     .to_string()
                 })
