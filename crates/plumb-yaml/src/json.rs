@@ -86,7 +86,9 @@ fn check_node(node: &Node, top: bool) -> Result<(), YamlError> {
         }
         NodeKind::Sequence(items) => items.iter().try_for_each(|n| check_node(n, false)),
         NodeKind::Mapping(entries) => {
-            let mut keys: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(entries.len());
+            // On the stack for most mappings, which have a few keys.
+            let mut keys: smallvec::SmallVec<[std::borrow::Cow<'_, str>; 16]> =
+                smallvec::SmallVec::with_capacity(entries.len());
             for (i, (k, v)) in entries.iter().enumerate() {
                 let key = mapping_key(k, top)?;
                 if keys.contains(&key) {
