@@ -57,7 +57,8 @@ pub fn find_kustomization(
 
 /// `path` with `.` and `..` removed lexically, as Go's `filepath.Clean` does.
 pub fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
+    // Never longer than the path (plus a `.`): room for all of it at once.
+    let mut out = PathBuf::with_capacity(path.as_os_str().len() + 1);
     for c in path.components() {
         match c {
             Component::CurDir => {}

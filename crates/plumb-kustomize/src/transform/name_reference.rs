@@ -128,7 +128,12 @@ pub fn run(
 
 /// kustomize's `IsCertainlyClusterScoped`: its builtin table first, then the schema.
 fn is_cluster_scoped(id: &ResId, ctx: &Context) -> bool {
-    let (api_version, kind) = (id.gvk.api_version(), &id.gvk.kind);
+    // Made inline when short (`v1`, `apps/v1`): asked of every candidate of every reference.
+    let api_version = match id.gvk.group.is_empty() {
+        true => id.gvk.version.clone(),
+        false => compact_str::format_compact!("{}/{}", id.gvk.group, id.gvk.version),
+    };
+    let kind = &id.gvk.kind;
     crate::schema::Schema::builtin()
         .is_namespaced(&api_version, kind)
         .or_else(|| ctx.schema.is_namespaced(&api_version, kind))
@@ -137,13 +142,13 @@ fn is_cluster_scoped(id: &ResId, ctx: &Context) -> bool {
 
 /// The namespace kustomize compares: cluster-scoped objects have none, an empty one is
 /// `default`.
-fn effective_namespace(id: &ResId, ctx: &Context) -> Option<String> {
+fn effective_namespace<'a>(id: &'a ResId, ctx: &Context) -> Option<&'a str> {
     if is_cluster_scoped(id, ctx) {
         None
     } else if id.namespace.is_empty() {
-        Some("default".into())
+        Some("default")
     } else {
-        Some(id.namespace.to_string())
+        Some(&id.namespace)
     }
 }
 
