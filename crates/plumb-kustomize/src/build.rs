@@ -128,12 +128,12 @@ pub fn build_over(
     mut list: ResourceList,
     options: &BuildOptions,
 ) -> Result<ResourceList, KustomizeError> {
-    let mut builder = Builder::new(
-        Context::new(options.clone()),
-        vec![options.fs.absolute(k.dir())],
-    );
-    builder.accumulate_target(k, &mut list)?;
     let top = k;
+    let meta = transform::build_annotations::BuildMetadata::of(top);
+    let mut ctx = Context::new(options.clone());
+    ctx.record_transformations = meta.transformer_annotations;
+    let mut builder = Builder::new(ctx, vec![options.fs.absolute(k.dir())]);
+    builder.accumulate_target(k, &mut list)?;
     // The steps that run once, after every level of the tree has been built, in kustomize's
     // order: content hashes on generated names, then name references fixed, then vars.
     let config = builder.configs.pop().unwrap_or_default();
@@ -142,7 +142,6 @@ pub fn build_over(
     transform::name_reference::run(&mut list, &config.name_reference, &builder.ctx)?;
     // Vars read objects in their final state: this stays after hashes and name references.
     crate::vars::resolve(&mut list, &builder.vars, &config.var_reference)?;
-    let meta = transform::build_annotations::BuildMetadata::of(top);
     transform::build_annotations::finalize(&mut list.resources, &meta);
     // The kustomization's sortOptions win over the command line's --reorder.
     let sort = match (top.field("sortOptions"), options.reorder) {
@@ -538,7 +537,11 @@ impl Builder {
         let config = &*config;
         // Each builtin a field configures, for buildMetadata's transformer annotations: it is
         // recorded on every resource present when it ran.
+        let recording = ctx.record_transformations;
         let record = |list: &mut ResourceList, kind: &str, times: usize| {
+            if !recording {
+                return;
+            }
             for r in &mut list.resources {
                 for _ in 0..times {
                     r.transformations
@@ -589,9 +592,11 @@ impl Builder {
             if !transform::builtin::run_transformer(config, list, k, ctx)? {
                 return Err(transform::builtin::not_supported(config));
             }
-            let origin = transform::build_annotations::plugin_origin(config, &k.path);
-            for r in &mut list.resources {
-                r.transformations.push(origin.clone());
+            if recording {
+                let origin = transform::build_annotations::plugin_origin(config, &k.path);
+                for r in &mut list.resources {
+                    r.transformations.push(origin.clone());
+                }
             }
         }
         Ok(())

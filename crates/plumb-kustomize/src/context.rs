@@ -18,6 +18,10 @@ pub struct Context {
     /// builtin schema to be read along with a custom schema chosen later (by a base or a
     /// component), the builtin's definitions winning.
     pub builtin_schema_wanted: bool,
+    /// Whether the build records which transformers ran over each resource: only the top
+    /// kustomization's `buildMetadata: [transformerAnnotations]` prints them, and recording
+    /// them for every resource, every transformer, at every level cost two strings each.
+    pub record_transformations: bool,
 }
 
 impl Context {
@@ -27,6 +31,7 @@ impl Context {
             schema: Cow::Borrowed(Schema::builtin()),
             schema_chosen: false,
             builtin_schema_wanted: false,
+            record_transformations: false,
         }
     }
 
