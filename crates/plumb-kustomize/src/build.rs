@@ -144,13 +144,18 @@ pub fn build_over(
     crate::vars::resolve(&mut list, &builder.vars, &config.var_reference)?;
     transform::build_annotations::finalize(&mut list.resources, &meta);
     // The kustomization's sortOptions win over the command line's --reorder.
-    let sort = match (top.field("sortOptions"), options.reorder) {
-        (Some(_), _) => sort_options(top)?,
-        (None, Reorder::None) => None,
-        (None, Reorder::Legacy | Reorder::Unspecified) => Some(transform::sort::default_lists()),
-    };
-    if let Some((first, last)) = sort {
-        transform::sort::legacy_sort(&mut list.resources, &first, &last);
+    match (top.field("sortOptions"), options.reorder) {
+        (Some(_), _) => {
+            if let Some((first, last)) = sort_options(top)? {
+                transform::sort::legacy_sort(&mut list.resources, &first, &last);
+            }
+        }
+        (None, Reorder::None) => {}
+        // The default tables as they are, not copied into strings for every build.
+        (None, Reorder::Legacy | Reorder::Unspecified) => {
+            let (first, last) = transform::sort::default_order();
+            transform::sort::legacy_sort(&mut list.resources, first, last);
+        }
     }
     Ok(list)
 }

@@ -96,10 +96,12 @@ pub fn run_with(
         return Ok(());
     }
     // metadata/namespace is never left to the specs: they would reach cluster-scoped kinds.
-    let specs: Vec<&FieldSpec> = config
+    // Each with its path written out once, not for every resource.
+    let specs: Vec<(&FieldSpec, String)> = config
         .namespace
         .iter()
-        .filter(|fs| fs.path_string() != METADATA_NAMESPACE)
+        .map(|fs| (fs, fs.path_string()))
+        .filter(|(_, path)| path != METADATA_NAMESPACE)
         .collect();
     for i in 0..list.resources.len() {
         let r = &mut list.resources[i];
@@ -123,8 +125,8 @@ pub fn run_with(
         }
         // Only a core Namespace is renamed: other kinds called Namespace keep their names.
         let core = r.api_version() == "v1";
-        for fs in &specs {
-            let path = fs.path_string();
+        for (fs, path) in &specs {
+            let path = path.as_str();
             if !fs.selects(&gvk)
                 || (!core && path == METADATA_NAME)
                 || (is_binding
@@ -137,7 +139,7 @@ pub fn run_with(
                 if options.unset_only && !is_unset(Some(leaf)) {
                     return Ok(());
                 }
-                set_scalar(leaf, &namespace, &path)
+                set_scalar(leaf, &namespace, path)
             })?;
         }
         let id = r.id();

@@ -38,7 +38,7 @@ pub const ORDER_LAST: &[&str] = &[
 ];
 
 /// Sorts resources in kustomize's legacy order with the given first and last kinds.
-pub fn legacy_sort(resources: &mut Vec<Resource>, first: &[String], last: &[String]) {
+pub fn legacy_sort<S: AsRef<str>>(resources: &mut Vec<Resource>, first: &[S], last: &[S]) {
     // Each resource's keys are made once, not at each of the sort's n log n comparisons. The
     // order is a total one (rank, then the kind's sort string, Namespaces without a group
     // reversed ahead of the rest, then the id), so sorting indices by it gives what sorting
@@ -58,10 +58,10 @@ pub fn legacy_sort(resources: &mut Vec<Resource>, first: &[String], last: &[Stri
 
 /// Where `kind` ranks: the kinds of `first` before the rest (negative), those of `last` after
 /// (positive), every other kind at 0.
-fn rank(kind: &str, first: &[String], last: &[String]) -> i64 {
-    if let Some(i) = first.iter().position(|k| k == kind) {
+fn rank<S: AsRef<str>>(kind: &str, first: &[S], last: &[S]) -> i64 {
+    if let Some(i) = first.iter().position(|k| k.as_ref() == kind) {
         i as i64 - first.len() as i64
-    } else if let Some(i) = last.iter().position(|k| k == kind) {
+    } else if let Some(i) = last.iter().position(|k| k.as_ref() == kind) {
         1 + i as i64
     } else {
         0
@@ -87,7 +87,7 @@ struct SortKey {
 }
 
 impl SortKey {
-    fn of(r: &Resource, first: &[String], last: &[String]) -> SortKey {
+    fn of<S: AsRef<str>>(r: &Resource, first: &[S], last: &[S]) -> SortKey {
         let gvk = r.gvk();
         SortKey {
             rank: rank(&gvk.kind, first, last),
@@ -113,13 +113,13 @@ fn gvk_order(a: &SortKey, b: &SortKey) -> Ordering {
 }
 
 fn gvk_sort_string(g: &Gvk) -> String {
-    let or = |s: &str, d: &'static str| {
+    fn or<'a>(s: &'a str, empty: &'static str) -> &'a str {
         if s.is_empty() {
-            d.to_string()
+            empty
         } else {
-            s.to_string()
+            s
         }
-    };
+    }
     format!(
         "{}_{}_{}",
         or(&g.group, "~G"),
@@ -144,6 +144,11 @@ pub fn default_lists() -> (Vec<String>, Vec<String>) {
         ORDER_FIRST.iter().map(|s| s.to_string()).collect(),
         ORDER_LAST.iter().map(|s| s.to_string()).collect(),
     )
+}
+
+/// [`default_lists`] as the tables they are made from, for a sort that only reads them.
+pub fn default_order() -> (&'static [&'static str], &'static [&'static str]) {
+    (ORDER_FIRST, ORDER_LAST)
 }
 
 #[cfg(test)]
