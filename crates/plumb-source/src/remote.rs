@@ -32,9 +32,11 @@ pub struct RepoSpec {
     pub timeout: Duration,
 }
 
-/// Why an entry is not a git repository spec; the words are kustomize's.
+/// Why an entry is not a git repository spec; the words are kustomize's. Most are fixed
+/// words, not copied: every local entry of every kustomization is asked first whether it is a
+/// repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotARepo(pub String);
+pub struct NotARepo(pub std::borrow::Cow<'static, str>);
 
 impl fmt::Display for NotARepo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -52,7 +54,7 @@ impl RepoSpec {
     /// not a git repository (a local path, or something kustomize refuses).
     pub fn parse(entry: &str) -> Result<RepoSpec, NotARepo> {
         if entry.starts_with('/') {
-            return Err(NotARepo(format!("uri looks like abs path: {entry}")));
+            return Err(NotARepo(format!("uri looks like abs path: {entry}").into()));
         }
         // `?` can only start the query (RFC 3986), so it is cut first.
         let (rest, query) = entry.split_once('?').unwrap_or((entry, ""));
@@ -236,10 +238,9 @@ fn extract_host(n: &str) -> Result<(String, &str), NotARepo> {
         .unwrap_or(("", n));
     let after_scheme = n;
     let (mut username, n) = split_username(after_scheme);
-    let github = {
-        let lower = n.get(..11).unwrap_or("").to_ascii_lowercase();
-        lower == "github.com/" || lower == "github.com:"
-    };
+    let github = n.get(..11).is_some_and(|start| {
+        start.eq_ignore_ascii_case("github.com/") || start.eq_ignore_ascii_case("github.com:")
+    });
     // A colon delimits the path (scp style) only without a scheme, and, except on GitHub,
     // only with a user.
     let scp = scheme.is_empty() && (!username.is_empty() || github);
@@ -318,7 +319,7 @@ fn split_path(n: &str, segments: Option<usize>) -> Result<(String, String), NotA
         return Err(NotARepo("failed to parse repo path segment".into()));
     };
     if exits_repo(&kust_root_path) {
-        return Err(NotARepo(format!("url path exits repo: {n}")));
+        return Err(NotARepo(format!("url path exits repo: {n}").into()));
     }
     let kust_root_path = kust_root_path
         .strip_prefix('/')
