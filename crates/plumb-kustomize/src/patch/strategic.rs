@@ -361,11 +361,13 @@ impl<'s> Walker<'s> {
             return Ok(Vec::new());
         };
         // `None` marks an entry the walk removed.
-        // Each key's first position in the base and in the patch.
-        let mut index: BTreeMap<String, (Option<usize>, Option<usize>)> = BTreeMap::new();
+        // Each key's first position in the base and in the patch (keys kept inline: most are
+        // short, and every mapping a patch reaches is indexed).
+        let mut index: BTreeMap<compact_str::CompactString, (Option<usize>, Option<usize>)> =
+            BTreeMap::new();
         for (i, (k, _)) in base.iter().enumerate() {
             if let Some(key) = k.scalar_value() {
-                let entry = index.entry(key.to_string()).or_default();
+                let entry = index.entry(key.into()).or_default();
                 entry.0.get_or_insert(i);
             }
         }
@@ -373,7 +375,7 @@ impl<'s> Walker<'s> {
         let mut others: Vec<Option<Node>> = Vec::with_capacity(other.len());
         for (i, (k, v)) in other.into_iter().enumerate() {
             if let Some(key) = k.scalar_value() {
-                let entry = index.entry(key.to_string()).or_default();
+                let entry = index.entry(key.into()).or_default();
                 entry.1.get_or_insert(i);
             }
             others.push(Some(v));
