@@ -233,6 +233,15 @@ fn canonical_keys(node: &mut Node) {
             *key = Node::string(*known).with_span(key.span.clone());
         }
     }
+    // Most kustomizations write each field once: then there is nothing to drop.
+    let names: Vec<Option<&str>> = entries.iter().map(|(k, _)| k.scalar_value()).collect();
+    let repeated = names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| n.is_some() && names[..i].contains(n));
+    if !repeated {
+        return;
+    }
     let mut seen = std::collections::HashSet::new();
     let mut kept = Vec::with_capacity(entries.len());
     for (key, value) in std::mem::take(entries).into_iter().rev() {
@@ -282,6 +291,32 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::Kustomization;
     use std::path::Path;
+
+    /// Field names match whatever their case, and of a field written twice the last counts,
+    /// in the last one's place; a kustomization with each field once keeps its order.
+    #[test]
+    fn fields_are_read_as_go_json_decodes_them() {
+        let path = Path::new("kustomization.yaml");
+        let field = |k: &Kustomization, name: &str| {
+            k.field(name)
+                .and_then(plumb_yaml::Node::scalar_value)
+                .map(str::to_string)
+        };
+        let k = Kustomization::parse(path, "nameprefix: p-\nnamespace: a\nNamespace: b\n").unwrap();
+        assert_eq!(field(&k, "namePrefix").as_deref(), Some("p-"));
+        assert_eq!(field(&k, "namespace").as_deref(), Some("b"));
+        let keys = |k: &Kustomization| -> Vec<String> {
+            k.node
+                .as_mapping()
+                .into_iter()
+                .flatten()
+                .filter_map(|(key, _)| key.scalar_value().map(str::to_string))
+                .collect()
+        };
+        assert_eq!(keys(&k), ["namePrefix", "namespace"]);
+        let once = Kustomization::parse(path, "namespace: a\nnamePrefix: p-\n").unwrap();
+        assert_eq!(keys(&once), ["namespace", "namePrefix"]);
+    }
 
     /// Each text with what kustomize-ref (kustomize api v0.21.3) did with it as a directory's
     /// kustomization.yaml: refused it as empty, or built it.

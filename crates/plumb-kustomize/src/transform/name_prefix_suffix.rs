@@ -71,9 +71,10 @@ fn apply(
     end: End,
     specs: &[FieldSpec],
 ) -> Result<(), KustomizeError> {
+    // Inline when short, as the scalars that take them keep their text.
     let join = |value: &str| match end {
-        End::Prefix => format!("{affix}{value}"),
-        End::Suffix => format!("{value}{affix}"),
+        End::Prefix => compact_str::format_compact!("{affix}{value}"),
+        End::Suffix => compact_str::format_compact!("{value}{affix}"),
     };
     for r in &mut list.resources {
         let gvk = r.original_id().gvk;
