@@ -30,11 +30,13 @@ impl Gvk {
         }
     }
 
-    pub fn api_version(&self) -> String {
+    /// `group/version`, or the version alone for the core group; inline when short (`v1`,
+    /// `apps/v1`): scopes are looked up by it for every candidate of every name reference.
+    pub fn api_version(&self) -> CompactString {
         if self.group.is_empty() {
-            self.version.to_string()
+            self.version.clone()
         } else {
-            format!("{}/{}", self.group, self.version)
+            compact_str::format_compact!("{}/{}", self.group, self.version)
         }
     }
 }

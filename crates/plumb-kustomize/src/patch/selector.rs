@@ -112,14 +112,14 @@ fn anchored(field: &str, pattern: &str) -> Result<Option<Pattern>, KustomizeErro
 
 /// What kustomize compares namespaces by: `default` for no namespace, a marker for kinds that
 /// have none.
-pub fn effective_namespace(id: &ResId, ctx: &Context) -> String {
+pub fn effective_namespace<'a>(id: &'a ResId, ctx: &Context) -> &'a str {
     if !ctx.is_namespaced(&id.gvk.api_version(), &id.gvk.kind) {
-        return "_non_namespaceable_".into();
+        return "_non_namespaceable_";
     }
     if id.namespace.is_empty() || id.namespace == "default" {
-        return "default".into();
+        return "default";
     }
-    id.namespace.to_string()
+    &id.namespace
 }
 
 impl Selector {
@@ -147,8 +147,8 @@ impl Selector {
         if self.namespace.is_some() || self.name.is_some() {
             let current = resource.id();
             let original = resource.previous_ids.first().unwrap_or(&current);
-            if !is(&self.namespace, &effective_namespace(original, ctx))
-                && !is(&self.namespace, &effective_namespace(&current, ctx))
+            if !is(&self.namespace, effective_namespace(original, ctx))
+                && !is(&self.namespace, effective_namespace(&current, ctx))
             {
                 return false;
             }

@@ -128,12 +128,7 @@ pub fn run(
 
 /// kustomize's `IsCertainlyClusterScoped`: its builtin table first, then the schema.
 fn is_cluster_scoped(id: &ResId, ctx: &Context) -> bool {
-    // Made inline when short (`v1`, `apps/v1`): asked of every candidate of every reference.
-    let api_version = match id.gvk.group.is_empty() {
-        true => id.gvk.version.clone(),
-        false => compact_str::format_compact!("{}/{}", id.gvk.group, id.gvk.version),
-    };
-    let kind = &id.gvk.kind;
+    let (api_version, kind) = (id.gvk.api_version(), &id.gvk.kind);
     crate::schema::Schema::builtin()
         .is_namespaced(&api_version, kind)
         .or_else(|| ctx.schema.is_namespaced(&api_version, kind))
