@@ -183,7 +183,7 @@ impl Value {
         Node::new(NodeKind::Scalar(Scalar {
             value: text.into(),
             style: ScalarStyle::Plain,
-            tag: Some(tag.into()),
+            tag: Some(Box::new(tag.into())),
         }))
     }
 }

@@ -30,7 +30,16 @@ pub struct Scalar {
     /// for each was measured at 3-5% of a build's CPU.
     pub value: compact_str::CompactString,
     pub style: ScalarStyle,
-    pub tag: Option<compact_str::CompactString>,
+    /// Boxed: few scalars carry a tag, and a pointer instead of an inline string keeps every
+    /// node of every parsed file 16 bytes smaller (80 bytes to 64).
+    pub tag: Option<Box<compact_str::CompactString>>,
+}
+
+impl Scalar {
+    /// The scalar's tag, when it has one.
+    pub fn tag(&self) -> Option<&str> {
+        self.tag.as_deref().map(|t| t.as_str())
+    }
 }
 
 /// The shape of a node.
@@ -64,7 +73,7 @@ impl Node {
         Node::new(NodeKind::Scalar(Scalar {
             value: value.into(),
             style: ScalarStyle::Plain,
-            tag: Some("!!str".into()),
+            tag: Some(Box::new("!!str".into())),
         }))
     }
 

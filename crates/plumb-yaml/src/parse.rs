@@ -251,7 +251,7 @@ impl Builder {
                     kind: NodeKind::Scalar(Scalar {
                         value: value.into(),
                         style: convert_style(style),
-                        tag: tag.map(|t| short_tag(&t).into()),
+                        tag: tag.map(|t| Box::new(short_tag(&t).into())),
                     }),
                     span: self.span(start, end),
                 };
@@ -405,7 +405,7 @@ fn is_merge_key(key: &Node) -> bool {
     match &key.kind {
         NodeKind::Scalar(s) => {
             s.value == "<<"
-                && (s.tag.as_deref() == Some("!!merge")
+                && (s.tag() == Some("!!merge")
                     || (s.tag.is_none() && s.style == ScalarStyle::Plain))
         }
         _ => false,

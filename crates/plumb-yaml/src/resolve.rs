@@ -89,7 +89,7 @@ impl fmt::Display for TagMismatch {
 
 /// Resolves a scalar under `schema`, honouring its tag and quote style.
 pub fn resolve(scalar: &Scalar, schema: Schema) -> Result<Resolved<'_>, TagMismatch> {
-    let tag = scalar.tag.as_deref();
+    let tag = scalar.tag();
     match tag {
         Some("!!str") | Some("!!binary") => return Ok(Resolved::Str(Cow::Borrowed(&scalar.value))),
         Some(t) if !t.starts_with("!!") => return Ok(Resolved::Str(Cow::Borrowed(&scalar.value))),

@@ -182,7 +182,7 @@ fn take_directive(patch: Option<&mut Node>) -> Result<Directive, KustomizeError>
             patch,
             format!(
                 "no implemented strategic merge patch strategy for '{}' ('{}')",
-                s.tag.as_deref().unwrap_or("!!str"),
+                s.tag().unwrap_or("!!str"),
                 s.value
             ),
         )),
