@@ -183,7 +183,7 @@ impl Value {
         Node::new(NodeKind::Scalar(Scalar {
             value: text.into(),
             style: ScalarStyle::Plain,
-            tag: Some(Box::new(tag.into())),
+            tag: Some(plumb_yaml::shared_tag(tag)),
         }))
     }
 }

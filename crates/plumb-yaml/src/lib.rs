@@ -23,7 +23,7 @@ pub mod source;
 pub use emit::{write_document, write_stream};
 pub use error::YamlError;
 pub use json::{check, from_json, to_json};
-pub use node::{Node, NodeKind, Scalar, ScalarStyle};
+pub use node::{shared_tag, Node, NodeKind, Scalar, ScalarStyle};
 pub use parse::{
     parse_documents, parse_documents_block, parse_documents_from, parse_documents_granit,
     parse_source,

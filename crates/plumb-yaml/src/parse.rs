@@ -251,7 +251,7 @@ impl Builder {
                     kind: NodeKind::Scalar(Scalar {
                         value: value.into(),
                         style: convert_style(style),
-                        tag: tag.map(|t| Box::new(short_tag(&t).into())),
+                        tag: tag.map(|t| crate::node::shared_tag(&short_tag(&t))),
                     }),
                     span: self.span(start, end),
                 };

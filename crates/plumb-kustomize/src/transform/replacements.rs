@@ -804,7 +804,7 @@ fn set_field(
     match &mut target.kind {
         NodeKind::Scalar(t) => {
             if t.tag.is_none() && !fresh {
-                t.tag = Some(Box::new(resolved_tag(t).into()));
+                t.tag = Some(plumb_yaml::shared_tag(resolved_tag(t)));
             }
             t.value = scalar_text(&value).into();
         }
