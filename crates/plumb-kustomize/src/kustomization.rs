@@ -233,25 +233,20 @@ fn canonical_keys(node: &mut Node) {
             *key = Node::string(*known).with_span(key.span.clone());
         }
     }
-    // Most kustomizations write each field once: then there is nothing to drop.
-    let names: Vec<Option<&str>> = entries.iter().map(|(k, _)| k.scalar_value()).collect();
-    let repeated = names
-        .iter()
-        .enumerate()
-        .any(|(i, n)| n.is_some() && names[..i].contains(n));
-    if !repeated {
-        return;
+    // An entry is dropped when a later one has its name; most kustomizations write each field
+    // once, and keep their mapping as it is.
+    let overridden: Vec<bool> = {
+        let names: Vec<Option<&str>> = entries.iter().map(|(k, _)| k.scalar_value()).collect();
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| n.is_some() && names[i + 1..].contains(n))
+            .collect()
+    };
+    if overridden.contains(&true) {
+        let mut overridden = overridden.into_iter();
+        entries.retain(|_| !overridden.next().unwrap_or(false));
     }
-    let mut seen = std::collections::HashSet::new();
-    let mut kept = Vec::with_capacity(entries.len());
-    for (key, value) in std::mem::take(entries).into_iter().rev() {
-        let name = key.scalar_value().map(str::to_string);
-        if name.as_ref().is_none_or(|n| seen.insert(n.clone())) {
-            kept.push((key, value));
-        }
-    }
-    kept.reverse();
-    *entries = kept;
 }
 
 pub(crate) fn invalid(path: &Path, node: &Node, message: String) -> KustomizeError {
