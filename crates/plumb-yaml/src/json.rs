@@ -65,6 +65,48 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
     }
 }
 
+/// Whether [`to_json`] of `node` gives `value`, told without building that value: how a
+/// patch applied to the JSON of a node finds the parts it left as they were. `root`: `node` is
+/// a document, whose keys are read as written. Meant for a node `to_json` accepts: a part it
+/// would reject equals nothing.
+pub fn equals_json(node: &Node, value: &Value, root: bool) -> bool {
+    match (&node.kind, value) {
+        (NodeKind::Scalar(s), _) => match resolve(s, Schema::Kustomize) {
+            // Most scalars are strings, read back as they are: compared without a copy.
+            Ok(Resolved::Str(text))
+                if s.style != ScalarStyle::Folded
+                    && (text.is_ascii() || !text.contains('\u{85}')) =>
+            {
+                check_string(node, &text).is_ok() && value.as_str() == Some(&*text)
+            }
+            _ => convert(node, root).is_ok_and(|v| v == *value),
+        },
+        (NodeKind::Sequence(items), Value::Array(values)) => {
+            items.len() == values.len()
+                && items
+                    .iter()
+                    .zip(values)
+                    .all(|(n, v)| equals_json(n, v, false))
+        }
+        (NodeKind::Mapping(entries), Value::Object(map)) => {
+            entries.len() == map.len()
+                && entries.iter().all(|(k, v)| {
+                    mapping_key(k, root).is_ok_and(|key| {
+                        map.get(key.as_ref())
+                            .is_some_and(|x| equals_json(v, x, false))
+                    })
+                })
+        }
+        _ => false,
+    }
+}
+
+/// The JSON key [`to_json`] makes of mapping key `key` (`root`: a key of a document's top
+/// level); `None` for a key it rejects.
+pub fn json_key(key: &Node, root: bool) -> Option<std::borrow::Cow<'_, str>> {
+    mapping_key(key, root).ok()
+}
+
 /// Whether [`to_json`] would succeed, without building the value: the same errors, in the
 /// same order (kustomize finds a duplicate key in a resource as it reads it).
 pub fn check(node: &Node) -> Result<(), YamlError> {
@@ -312,6 +354,41 @@ mod tests {
     fn value(yaml: &str) -> Value {
         let docs = crate::parse::parse_documents("t.yaml", yaml).unwrap();
         to_json(&docs[0]).unwrap()["k"].clone()
+    }
+
+    #[test]
+    fn equals_json_agrees_with_to_json() {
+        let text = "a: 1.0\nb: '1.0'\nc: >\n  x\n    y\n  z\nd: [yes, ~, 0x1F, 2020-01-02]\ne: {f: g, 'true': h}\nk: \"\\u0085x\"\n";
+        let doc = crate::parse::parse_documents("t.yaml", text)
+            .unwrap()
+            .remove(0);
+        let value = to_json(&doc).unwrap();
+        assert!(equals_json(&doc, &value, true));
+        // Every part equals its own JSON and no other part's.
+        let entries = match &doc.kind {
+            NodeKind::Mapping(entries) => entries,
+            _ => unreachable!(),
+        };
+        for (k, v) in entries {
+            let key = json_key(k, true).unwrap();
+            for (other, json) in value.as_object().unwrap() {
+                assert_eq!(
+                    equals_json(v, json, false),
+                    *other == key,
+                    "{key} against {other}"
+                );
+            }
+        }
+        // A changed scalar, a key more, an item less: not equal.
+        let mut changed = value.clone();
+        changed["a"] = Value::from(2);
+        assert!(!equals_json(&doc, &changed, true));
+        let mut more = value.clone();
+        more["e"]["x"] = Value::Null;
+        assert!(!equals_json(&doc, &more, true));
+        let mut less = value;
+        less["d"].as_array_mut().unwrap().pop();
+        assert!(!equals_json(&doc, &less, true));
     }
 
     #[test]

@@ -105,11 +105,9 @@ impl JsonPatch {
     /// Applies the patch to a resource node. The patched node is made anew from JSON, as
     /// kustomize does; the parts the patch left as they were keep their source positions.
     pub fn apply_to_node(&self, node: &Node) -> Result<Node, KustomizeError> {
-        let before = plumb_yaml::to_json(node)?;
-        let mut doc = before.clone();
+        let mut doc = plumb_yaml::to_json(node)?;
         self.apply(&mut doc)?;
-        let mut patched = plumb_yaml::from_json(&doc);
-        keep_positions(&mut patched, &doc, node, &before, false);
+        let mut patched = rebuilt(&doc, node, true, false);
         // The patched resource is the same object, whose text starts where it did.
         if patched.span.is_none() {
             patched.span = node.span.clone();
@@ -176,55 +174,55 @@ fn take_positions(node: &mut Node, from: &Node) {
     }
 }
 
-/// Gives the parts of `new` whose value equals the same part of `old` the spans `old` has
-/// there, so that a diagnostic about them still points at their text. A part the patch
-/// changed, and every collection above it, has no span: no text holds what it became. List
-/// items are paired by index only when the patch kept the list's length. `known_equal` says
-/// the parts are equal (their parent was): a part of an equal whole is not compared again,
-/// which made the walk quadratic in the depth.
-fn keep_positions(
-    new: &mut Node,
-    new_value: &Value,
-    old: &Node,
-    old_value: &Value,
-    known_equal: bool,
-) {
-    let equal = known_equal || new_value == old_value;
+/// The node [`plumb_yaml::from_json`] makes of `new`, the JSON of `old` once patched, with the
+/// spans `old` has where the value is as it was, so that a diagnostic about those parts still
+/// points at their text. A part the patch changed, and every collection above it, has no span:
+/// no text holds what it became. List items are paired by index only when the patch kept the
+/// list's length. `known_equal` says the parts are equal (their parent was): a part of an
+/// equal whole is not compared again, which made the walk quadratic in the depth. `root`: `old`
+/// is the document, whose keys are read as written. Made in one walk, comparing with `old`
+/// itself rather than with a copy of its JSON kept from before the patch.
+fn rebuilt(new: &Value, old: &Node, root: bool, known_equal: bool) -> Node {
+    let equal = known_equal || plumb_yaml::json::equals_json(old, new, root);
+    let mut node = match (new, &old.kind) {
+        (Value::Object(map), NodeKind::Mapping(old_entries)) => {
+            Node::new(NodeKind::Mapping(
+                map.iter()
+                    .map(|(name, value)| {
+                        let mut key = Node::string(name.as_str());
+                        // The entry of that key in `old`, if its JSON has the key too.
+                        let kept = old.get_key(name).zip(old.get(name)).filter(|_| {
+                            old_entries.iter().any(|(k, _)| {
+                                plumb_yaml::json::json_key(k, root).is_some_and(|k| k == *name)
+                            })
+                        });
+                        let value = match kept {
+                            Some((old_key, old_value)) => {
+                                key.span.clone_from(&old_key.span);
+                                rebuilt(value, old_value, false, equal)
+                            }
+                            None => plumb_yaml::from_json(value),
+                        };
+                        (key, value)
+                    })
+                    .collect(),
+            ))
+        }
+        (Value::Array(items), NodeKind::Sequence(old_items)) if items.len() == old_items.len() => {
+            Node::sequence(
+                items
+                    .iter()
+                    .zip(old_items)
+                    .map(|(item, old_item)| rebuilt(item, old_item, false, equal))
+                    .collect(),
+            )
+        }
+        _ => plumb_yaml::from_json(new),
+    };
     if equal {
-        new.span.clone_from(&old.span);
+        node.span.clone_from(&old.span);
     }
-    match (&mut new.kind, &old.kind, new_value, old_value) {
-        (
-            NodeKind::Mapping(entries),
-            NodeKind::Mapping(_),
-            Value::Object(nv),
-            Value::Object(ov),
-        ) => {
-            for (key, value) in entries.iter_mut() {
-                let Some(name) = key.scalar_value() else {
-                    continue;
-                };
-                let (Some(old_key), Some(old_child)) = (old.get_key(name), old.get(name)) else {
-                    continue;
-                };
-                if let (Some(n), Some(o)) = (nv.get(name), ov.get(name)) {
-                    key.span.clone_from(&old_key.span);
-                    keep_positions(value, n, old_child, o, equal);
-                }
-            }
-        }
-        (
-            NodeKind::Sequence(items),
-            NodeKind::Sequence(old_items),
-            Value::Array(nv),
-            Value::Array(ov),
-        ) if items.len() == old_items.len() && nv.len() == ov.len() => {
-            for (i, item) in items.iter_mut().enumerate() {
-                keep_positions(item, &nv[i], &old_items[i], &ov[i], equal);
-            }
-        }
-        _ => {}
-    }
+    node
 }
 
 fn go_json_type(value: &Value) -> &'static str {
