@@ -135,8 +135,10 @@ impl Object {
         origin.get_path(path).or(Some(origin))
     }
 
+    /// Whether the object is a `kind` of API group `group`. The kind is read first: it is one
+    /// lookup, and for most objects asked about the answer.
     pub fn is(&self, group: &str, kind: &str) -> bool {
-        self.group() == group && self.kind() == kind
+        self.kind() == kind && self.group() == group
     }
 }
 

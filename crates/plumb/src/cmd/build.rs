@@ -6,6 +6,7 @@ use crate::report::Verbosity;
 use clap::{Args, ValueEnum};
 use plumb_flux::build::{build_repository, KustomizationBuild, Options, RepositoryBuild};
 use plumb_flux::diagnostic::{Code, Diagnostic};
+use plumb_flux::output::Summary;
 use plumb_flux::varsub::Mode;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -127,7 +128,11 @@ pub fn build_tree(
 
 /// Prints the notes, every diagnostic (only errors with `-q`) and the summary line on stderr;
 /// returns whether any diagnostic is an error.
-pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> bool {
+pub fn report_diagnostics(
+    result: &RepositoryBuild,
+    summary: &Summary,
+    verbosity: Verbosity,
+) -> bool {
     crate::report::notes(result, verbosity);
     {
         let mut stderr = crate::report::buffered_stderr();
@@ -156,7 +161,7 @@ pub fn report_diagnostics(result: &RepositoryBuild, verbosity: Verbosity) -> boo
             }
         }
     }
-    crate::report::summary(result, verbosity, &result.summary().to_string());
+    crate::report::summary(result, verbosity, &summary.to_string());
     result.has_errors()
 }
 
@@ -267,8 +272,9 @@ pub fn run(args: BuildArgs, verbosity: Verbosity) -> ExitCode {
     }
     crate::report::stage("output", output_started.elapsed().as_secs_f64());
     // A source that could not be fetched leaves the build incomplete: not a success.
-    let errors = report_diagnostics(&result, verbosity);
+    // Counted once, for the summary line and the exit status: a walk over every object.
     let summary = result.summary();
+    let errors = report_diagnostics(&result, &summary, verbosity);
     result.leave_to_exit();
     if errors
         || summary.unavailable > 0

@@ -92,7 +92,7 @@ pub fn run(args: GraphArgs, verbosity: crate::report::Verbosity) -> ExitCode {
     {
         return ExitCode::from(2);
     }
-    if super::build::report_diagnostics(&result, verbosity) {
+    if super::build::report_diagnostics(&result, &result.summary(), verbosity) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
