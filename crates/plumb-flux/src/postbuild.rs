@@ -502,28 +502,50 @@ fn in_written_order(mut value: Value) -> Value {
 
 fn put_in_written_order(value: &mut Value) {
     match value {
-        // A mapping already in order stays as it is: a stable sort moves nothing in a list
-        // whose neighbours are in order (insertion sort up to 20 keys, one run past that).
-        Value::Object(map) if in_order(map) => map.values_mut().for_each(put_in_written_order),
         Value::Object(map) => {
-            // Taken out of the map once, not removed key by key.
-            let mut entries: Vec<Option<(String, Value)>> =
-                std::mem::take(map).into_iter().map(Some).collect();
-            // Room for every key at once, not grown key by key.
-            *map = serde_json::Map::with_capacity(entries.len());
-            let mut order: Vec<usize> = (0..entries.len()).collect();
-            plumb_yaml::emit::sort_written(&mut order, |i| {
-                entries[i].as_ref().map_or("", |(k, _)| k.as_str())
-            });
-            for i in order {
-                if let Some((key, mut item)) = entries[i].take() {
-                    put_in_written_order(&mut item);
-                    map.insert(key, item);
+            // A mapping already in order stays as it is: a stable sort moves nothing in a list
+            // whose neighbours are in order (insertion sort up to 20 keys, one run past that).
+            if !in_order(map) {
+                if map.keys().all(|k| sorts_as_bytes(k)) {
+                    // Sorted where it is: the map keeps its entries and their hashes.
+                    map.sort_keys();
+                } else {
+                    sort_written_by_rebuilding(map);
                 }
             }
+            map.values_mut().for_each(put_in_written_order);
         }
         Value::Array(items) => items.iter_mut().for_each(put_in_written_order),
         _ => {}
+    }
+}
+
+/// Whether go-yaml's key order is byte order for `key` and any other such key: ASCII with no
+/// digit (runs of digits compare as numbers) and none of the characters between the upper and
+/// lower case letters or after them (at a difference a letter sorts after any other character,
+/// which byte order does for the rest). Keys written in camel case, with dots, dashes and
+/// slashes, are.
+fn sorts_as_bytes(key: &str) -> bool {
+    key.bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_digit() && !matches!(b, 0x5B..=0x60 | 0x7B..=0x7F))
+}
+
+/// `map` in go-yaml's order, made anew: the keys' order found with [`plumb_yaml::emit::sort_written`]
+/// and the entries put back in it.
+fn sort_written_by_rebuilding(map: &mut serde_json::Map<String, Value>) {
+    // Taken out of the map once, not removed key by key.
+    let mut entries: Vec<Option<(String, Value)>> =
+        std::mem::take(map).into_iter().map(Some).collect();
+    // Room for every key at once, not grown key by key.
+    *map = serde_json::Map::with_capacity(entries.len());
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    plumb_yaml::emit::sort_written(&mut order, |i| {
+        entries[i].as_ref().map_or("", |(k, _)| k.as_str())
+    });
+    for i in order {
+        if let Some((key, item)) = entries[i].take() {
+            map.insert(key, item);
+        }
     }
 }
 
@@ -731,6 +753,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Keys whose go-yaml order is byte order are sorted in place; every set of keys, of those
+    /// and of others, comes out as go-yaml's sort of them gives it.
+    #[test]
+    fn keys_sorted_in_place_come_out_in_go_yaml_order() {
+        let pool = [
+            "a", "B", "b", "ab", "aB", "a.b", "a-b", "a/b", "a_b", "a1", "a10", "a9", "_x", "{",
+            "Z", "z", "é", "a01",
+        ];
+        for start in 0..pool.len() {
+            for len in [2, 3, 5, 8] {
+                let keys: Vec<&str> = (0..len)
+                    .map(|i| pool[(start + i * 7) % pool.len()])
+                    .collect();
+                let mut map = serde_json::Map::new();
+                for k in keys.iter().rev() {
+                    map.insert(k.to_string(), json!({"y": 1, "x": 2}));
+                }
+                let written: Vec<&str> = map.keys().map(String::as_str).collect();
+                let mut order: Vec<usize> = (0..written.len()).collect();
+                plumb_yaml::emit::sort_written(&mut order, |i| written[i]);
+                let expected = order
+                    .iter()
+                    .map(|&i| written[i])
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let out = in_written_order(Value::Object(map.clone()));
+                let got: Vec<&str> = out
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                assert_eq!(got.join(","), expected, "{keys:?}");
+                // Inside too, and every value kept with its key.
+                for (k, v) in out.as_object().unwrap() {
+                    assert_eq!(v, &json!({"x": 2, "y": 1}), "{k}");
+                    assert_eq!(
+                        v.as_object().unwrap().keys().next().map(String::as_str),
+                        Some("x")
+                    );
+                    assert!(map.contains_key(k));
+                }
+            }
+        }
+        assert!(sorts_as_bytes("app.kubernetes.io/name"));
+        assert!(!sorts_as_bytes("DB_HOST") && !sorts_as_bytes("k8s") && !sorts_as_bytes("é"));
     }
 
     /// Strings of up to three pieces (expressions, escapes, lone `$`, line breaks, spaces,
