@@ -212,7 +212,7 @@ impl Emitter {
         // No space where a line could break, or none past the width: the text as it is.
         if !allow_breaks || !text.contains(' ') || self.column + text.len() <= BEST_WIDTH {
             self.out.push_str(text);
-            self.column += text.chars().count();
+            self.column += width(text);
             self.whitespace = false;
             self.indention = false;
             return;
@@ -366,7 +366,7 @@ impl Emitter {
                     breaks = false;
                 }
                 self.out.push_str(line);
-                self.column += line.chars().count();
+                self.column += width(line);
                 self.indention = false;
             }
             return;
@@ -580,6 +580,16 @@ fn scan_ascii(b: &[u8]) -> Scan {
         }
     }
     out
+}
+
+/// The columns `text` takes: its characters, which for ASCII text (nearly every scalar) are its
+/// bytes, told without counting them one by one.
+fn width(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
 }
 
 /// libyaml's scalar analysis: which styles can carry this text unchanged.
