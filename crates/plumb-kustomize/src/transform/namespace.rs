@@ -9,6 +9,7 @@ use crate::context::Context;
 use crate::error::KustomizeError;
 use crate::fieldspec::{Create, FieldSpec};
 use crate::kustomization::Kustomization;
+use crate::resource::{ResId, Resource};
 use crate::transform::values;
 use plumb_yaml::{Node, ScalarStyle};
 
@@ -103,6 +104,9 @@ pub fn run_with(
         .map(|fs| (fs, fs.path_string()))
         .filter(|(_, path)| path != METADATA_NAMESPACE)
         .collect();
+    // Each resource's id as it stands: changed by the step for that resource only, and read by
+    // every step's check for a clash (compared as ids, not read from each node again).
+    let mut ids: Vec<ResId> = list.resources.iter().map(Resource::id).collect();
     for i in 0..list.resources.len() {
         let r = &mut list.resources[i];
         let gvk = r.gvk();
@@ -110,8 +114,7 @@ pub fn run_with(
         // and unchanged ones included: name references then see them as renamed candidates
         // (with kustomize-ref: a ClusterRoleBinding keeps naming its own, unsuffixed
         // ClusterRole only when a namespace transformer ran above both).
-        let before = r.id();
-        r.previous_ids.push(before);
+        r.previous_ids.push(ids[i].clone());
         if is_namespaced(ctx, r.api_version(), r.kind()) {
             if let Some(meta) = r.node.ensure_mapping("metadata") {
                 if !options.unset_only || is_unset(meta.get("namespace")) {
@@ -142,8 +145,9 @@ pub fn run_with(
                 set_scalar(leaf, &namespace, path)
             })?;
         }
-        let id = r.id();
-        if list.resources.iter().filter(|o| o.has_id(&id)).count() > 1 {
+        ids[i] = r.id();
+        let id = &ids[i];
+        if ids.iter().filter(|o| o.name == id.name && *o == id).count() > 1 {
             return Err(KustomizeError::Other(format!(
                 "namespace transformation produces ID conflict: {id}"
             )));
