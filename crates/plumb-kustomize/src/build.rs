@@ -63,11 +63,29 @@ impl ResourceList {
     /// [`ResourceList::append`] of each resource in turn, the same error for the first that
     /// clashes. Checked through a set of the identities once the lists are long enough: one
     /// resource compared with every other one by one was 1% of building a Flux repository,
-    /// whose root gathers a few hundred.
+    /// whose root gathers a few hundred (into an empty list, which the check once counted as
+    /// small).
     pub fn append_all(&mut self, resources: Vec<Resource>) -> Result<(), KustomizeError> {
         self.resources.reserve(resources.len());
-        if self.resources.len().saturating_mul(resources.len()) < 256 {
-            return resources.into_iter().try_for_each(|r| self.append(r));
+        if self.resources.len() + resources.len() <= 128 {
+            // Up to a hundred or so: each compared with the list one by one, by names read
+            // once (not out of every resource's node for every resource appended), which costs
+            // less than the set's hashing.
+            let mut names: Vec<compact_str::CompactString> =
+                self.resources.iter().map(|r| r.name().into()).collect();
+            for r in resources {
+                let key = r.id_key();
+                let clashes = names
+                    .iter()
+                    .zip(&self.resources)
+                    .any(|(name, o)| name == key.4 && o.id_key() == key);
+                if clashes {
+                    return Err(clash(&r.id()));
+                }
+                names.push(key.4.into());
+                self.resources.push(r);
+            }
+            return Ok(());
         }
         // The identities borrowed, not built: the list is only read until the first clash is
         // known, then the resources before it are appended, as one by one would have.
@@ -946,12 +964,17 @@ mod tests {
     /// accept the same resources and refuse the first clash with the same message.
     #[test]
     fn append_all_is_append_in_turn() {
-        for (before, batch) in [(3, 2), (40, 30)] {
+        for (before, batch) in [(3, 2), (40, 30), (0, 140), (100, 60)] {
             let mut list = ResourceList::default();
             list.append_all(config_maps((0..before).map(|i| format!("a{i}"))))
                 .expect("distinct names");
             let mut names: Vec<String> = (0..batch).map(|i| format!("b{i}")).collect();
-            names.push(format!("a{}", before - 1));
+            // A clash with the list, or within the batch when the list starts empty.
+            let clashing = match before {
+                0 => "b7".to_string(),
+                _ => format!("a{}", before - 1),
+            };
+            names.push(clashing.clone());
             names.push("a0".into());
             let mut one_by_one = list.clone();
             let by_one = config_maps(names.clone())
@@ -960,10 +983,7 @@ mod tests {
                 .expect_err("a clash");
             let all = list.append_all(config_maps(names)).expect_err("a clash");
             assert_eq!(all.to_string(), by_one.to_string());
-            assert!(
-                all.to_string().contains(&format!("a{}", before - 1)),
-                "{all}"
-            );
+            assert!(all.to_string().contains(&clashing), "{all}");
             assert_eq!(list.resources.len(), one_by_one.resources.len());
         }
     }
