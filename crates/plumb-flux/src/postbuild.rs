@@ -254,10 +254,12 @@ pub(crate) fn data_of(
 
 /// Whether an object opts out with the `substitute: disabled` label or annotation.
 pub fn is_disabled(value: &Value) -> bool {
+    // Asked of every object of every Kustomization that substitutes: its metadata found once.
+    let Some(meta) = value.get("metadata") else {
+        return false;
+    };
     ["labels", "annotations"].iter().any(|field| {
-        value
-            .get("metadata")
-            .and_then(|m| m.get(field))
+        meta.get(field)
             .and_then(|m| m.get(SUBSTITUTE_KEY))
             .and_then(Value::as_str)
             == Some("disabled")

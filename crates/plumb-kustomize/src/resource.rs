@@ -169,6 +169,15 @@ impl Resource {
             .unwrap_or_else(|| self.id())
     }
 
+    /// The group, version and kind this resource had when it was first read or generated:
+    /// [`Resource::original_id`]'s, without reading its name and namespace.
+    pub fn original_gvk(&self) -> Gvk {
+        match self.previous_ids.first() {
+            Some(id) => id.gvk.clone(),
+            None => self.gvk(),
+        }
+    }
+
     /// Renames the resource, remembering the old identity.
     pub fn set_name(&mut self, name: &str) {
         // Compared before the old identity is built: most calls rename nothing.

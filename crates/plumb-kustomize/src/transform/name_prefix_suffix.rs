@@ -77,7 +77,7 @@ fn apply(
         End::Suffix => compact_str::format_compact!("{value}{affix}"),
     };
     for r in &mut list.resources {
-        let gvk = r.original_id().gvk;
+        let gvk = r.original_gvk();
         if skipped(&gvk) {
             continue;
         }
@@ -87,8 +87,11 @@ fn apply(
                     End::Prefix => r.prefixes.push(affix.to_string()),
                     End::Suffix => r.suffixes.push(affix.to_string()),
                 }
-                let name = join(r.name());
-                r.set_name(&name);
+                // An empty affix leaves the name as it is: not written back.
+                if !affix.is_empty() {
+                    let name = join(r.name());
+                    r.set_name(&name);
+                }
                 continue;
             }
             spec.apply(&mut r.node, Create::Nothing, &mut |leaf: &mut Node| {
