@@ -92,7 +92,7 @@ impl SortKey {
         SortKey {
             rank: rank(&gvk.kind, first, last),
             text: gvk_sort_string(&gvk),
-            id: id_sort_string(r),
+            id: id_sort_string(r, &gvk),
             gvk,
         }
     }
@@ -128,14 +128,17 @@ fn gvk_sort_string(g: &Gvk) -> String {
     )
 }
 
-fn id_sort_string(r: &Resource) -> String {
-    let ns = if r.namespace().is_empty() {
+/// The id's sort string of `r`, whose group, version and kind are `gvk` (read once by the
+/// caller, as its namespace and name are here).
+fn id_sort_string(r: &Resource, gvk: &Gvk) -> String {
+    let (namespace, name) = (r.namespace(), r.name());
+    let ns = if namespace.is_empty() {
         "~X"
     } else {
-        r.namespace()
+        namespace
     };
-    let name = if r.name().is_empty() { "~N" } else { r.name() };
-    format!("{}|{}|{}", r.gvk(), ns, name)
+    let name = if name.is_empty() { "~N" } else { name };
+    format!("{gvk}|{ns}|{name}")
 }
 
 /// The default lists as owned strings.
@@ -212,7 +215,11 @@ mod tests {
             let key = |r: &Resource| SortKey::of(r, &first, &last);
             expected.sort_by(|a, b| legacy_order(&key(a), &key(b)));
             legacy_sort(&mut resources, &first, &last);
-            let ids = |list: &[Resource]| list.iter().map(id_sort_string).collect::<Vec<_>>();
+            let ids = |list: &[Resource]| {
+                list.iter()
+                    .map(|r| id_sort_string(r, &r.gvk()))
+                    .collect::<Vec<_>>()
+            };
             assert_eq!(ids(&resources), ids(&expected), "rotation {rotation}");
             assert_eq!(resources[0].kind(), "Namespace");
         }
