@@ -160,7 +160,30 @@ impl SharedBuilds {
 /// Whether `span` is in the text at `at` (read from that file, or from a copy of it that has
 /// the same offsets, as a patch read in place is).
 fn within(span: &Span, at: &WrittenAt) -> bool {
-    span.file.path() == at.file.path() && at.start <= span.start && span.end <= at.end
+    at.start <= span.start && span.end <= at.end && same_path(span.file.path(), at.file.path())
+}
+
+/// `a == b`, answered from the bytes when both are written plainly (no empty or `.` part, no
+/// slash at the end), as the files read are: for such paths equal parts are equal bytes, and
+/// `Path`'s comparison part by part, taken for every node of every copied object, is slow.
+fn same_path(a: &Path, b: &Path) -> bool {
+    let (x, y) = (
+        a.as_os_str().as_encoded_bytes(),
+        b.as_os_str().as_encoded_bytes(),
+    );
+    if x == y {
+        return true;
+    }
+    let plain = |p: &[u8]| {
+        !p.windows(2).any(|w| w == b"//")
+            && !p.windows(3).any(|w| w == b"/./")
+            && !p.ends_with(b"/")
+            && !p.ends_with(b"/.")
+    };
+    if plain(x) && plain(y) {
+        return false;
+    }
+    a == b
 }
 
 /// `node` with its spans in the text at `from` moved to the same text at `to`; `None` when it
@@ -200,5 +223,36 @@ fn move_spans(node: &mut Node, from: &WrittenAt, to: &WrittenAt) {
             move_spans(k, from, to);
             move_spans(v, from, to);
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_path;
+    use std::path::Path;
+
+    #[test]
+    fn same_path_is_path_equality() {
+        let paths = [
+            "/r/a/b.yaml",
+            "/r/a/b.yaml/",
+            "/r/a//b.yaml",
+            "/r/a/./b.yaml",
+            "/r/a/b.yam",
+            "r/a/b.yaml",
+            "./r/a/b.yaml",
+            "/r/a/b.yaml/.",
+            "/r/a/c.yaml",
+            "",
+        ];
+        for a in paths {
+            for b in paths {
+                assert_eq!(
+                    same_path(Path::new(a), Path::new(b)),
+                    Path::new(a) == Path::new(b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 }

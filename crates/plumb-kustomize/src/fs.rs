@@ -8,7 +8,6 @@ use crate::error::KustomizeError;
 use plumb_yaml::Node;
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -537,7 +536,7 @@ fn shown(path: &Path) -> PathBuf {
 /// A map keyed by paths as written (their bytes: `a//b` and `a/b` are two keys, which costs
 /// a cache miss, never a wrong answer), hashed cheaply: with std's `Path` hashing, which walks
 /// the components, and SipHash, these lookups were 9% of a build's instructions.
-struct PathMap<V>(HashMap<OsString, V, BuildHasherDefault<PathHasher>>);
+struct PathMap<V>(HashMap<OsString, V, crate::local_hash::LocalHash>);
 
 impl<V> Default for PathMap<V> {
     fn default() -> PathMap<V> {
@@ -560,31 +559,6 @@ impl<V> PathMap<V> {
 
     fn or_insert(&mut self, path: &Path, value: V) {
         self.0.entry(path.as_os_str().to_owned()).or_insert(value);
-    }
-}
-
-/// A multiply-and-rotate hash over eight bytes at a time: paths are local and trusted, so
-/// nothing needs SipHash's resistance to chosen collisions.
-#[derive(Default)]
-struct PathHasher(u64);
-
-impl Hasher for PathHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        let mut last = [0u8; 8];
-        let rest = chunks.remainder();
-        last[..rest.len()].copy_from_slice(rest);
-        self.0 =
-            (self.0.rotate_left(5) ^ u64::from_le_bytes(last) ^ rest.len() as u64).wrapping_mul(K);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 

@@ -20,6 +20,7 @@ pub mod fs;
 pub mod generate;
 pub mod kustomization;
 pub mod loader;
+mod local_hash;
 pub mod openapi;
 pub mod patch;
 pub mod pattern;

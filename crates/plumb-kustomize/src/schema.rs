@@ -19,6 +19,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
+use crate::local_hash::LocalHash;
+
 use serde_json::{Map, Value};
 
 /// The generated table for Kubernetes 1.21.2, compiled in.
@@ -30,7 +32,8 @@ const BUILTIN_TABLE: &str = include_str!("../data/k8s-1.21.2-schema.json");
 /// `apiVersion` and `kind`, as kustomize's kyaml keys them.
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
-    resources: HashMap<String, HashMap<String, Resource>>,
+    /// Kinds by apiVersion, then kind: looked up for most resources of every build.
+    resources: HashMap<String, Kinds, LocalHash>,
     definitions: HashMap<String, Definition>,
     /// The compiled-in table's definitions, each parsed when first looked up, under
     /// `definitions` (which win). A build reads a few dozen of the 612 at most, and most builds
@@ -38,6 +41,9 @@ pub struct Schema {
     /// repository, on a thread that competed with reading the repository.
     builtin: Option<&'static BuiltinDefinitions>,
 }
+
+/// The kinds of one apiVersion.
+type Kinds = HashMap<String, Resource, LocalHash>;
 
 /// The compiled-in table's definitions as text, each parsed on first use.
 #[derive(Debug)]
@@ -351,7 +357,7 @@ impl Schema {
         let mut missing: Vec<&str> = self
             .resources
             .values()
-            .flat_map(HashMap::values)
+            .flat_map(Kinds::values)
             .filter_map(|resource| resource.definition.as_deref())
             .chain(self.all_definitions().flat_map(|(_, definition)| {
                 let shapes = definition.fields.values().chain(&definition.values);
@@ -366,7 +372,7 @@ impl Schema {
 
     /// How many apiVersion/kind pairs the schema knows.
     pub fn resource_count(&self) -> usize {
-        self.resources.values().map(HashMap::len).sum()
+        self.resources.values().map(Kinds::len).sum()
     }
 
     /// How many definitions the schema holds.
