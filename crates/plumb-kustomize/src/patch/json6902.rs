@@ -190,11 +190,13 @@ fn rebuilt(new: &Value, old: &Node, root: bool, known_equal: bool) -> Node {
                 map.iter()
                     .map(|(name, value)| {
                         let mut key = Node::string(name.as_str());
-                        // The entry of that key in `old`, if its JSON has the key too.
-                        let kept = old.get_key(name).zip(old.get(name)).filter(|_| {
-                            old_entries.iter().any(|(k, _)| {
-                                plumb_yaml::json::json_key(k, root).is_some_and(|k| k == *name)
-                            })
+                        // The entry of that key in `old`, if its JSON has the key too: that
+                        // entry's own key, nearly always, or (written otherwise) another's.
+                        let is_name = |k: &Node| {
+                            plumb_yaml::json::json_key(k, root).is_some_and(|k| k == *name)
+                        };
+                        let kept = old.get_key(name).zip(old.get(name)).filter(|(k, _)| {
+                            is_name(k) || old_entries.iter().any(|(k, _)| is_name(k))
                         });
                         let value = match kept {
                             Some((old_key, old_value)) => {
