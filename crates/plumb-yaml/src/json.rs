@@ -35,7 +35,7 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
             let resolved = resolve(s, Schema::Kustomize).map_err(|e| fail(node, e.to_string()))?;
             match resolved {
                 Resolved::Str(text) if s.style == ScalarStyle::Folded => Ok(Value::String(
-                    reread_string(node, &folded_round_trip(&text))?,
+                    reread_string(node, &folded_round_trip(&text))?.into_owned(),
                 )),
                 resolved => scalar_json(node, resolved),
             }
@@ -72,12 +72,10 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
 pub fn equals_json(node: &Node, value: &Value, root: bool) -> bool {
     match (&node.kind, value) {
         (NodeKind::Scalar(s), _) => match resolve(s, Schema::Kustomize) {
-            // Most scalars are strings, read back as they are: compared without a copy.
-            Ok(Resolved::Str(text))
-                if s.style != ScalarStyle::Folded
-                    && (text.is_ascii() || !text.contains('\u{85}')) =>
-            {
-                check_string(node, &text).is_ok() && value.as_str() == Some(&*text)
+            // Most scalars are strings, nearly all read back as they are: compared without a
+            // copy.
+            Ok(Resolved::Str(text)) if s.style != ScalarStyle::Folded => {
+                reread_string(node, &text).is_ok_and(|t| value.as_str() == Some(&*t))
             }
             _ => convert(node, root).is_ok_and(|v| v == *value),
         },
@@ -195,7 +193,7 @@ fn scalar_json(node: &Node, resolved: Resolved<'_>) -> Result<Value, YamlError> 
             }
             reread_number(&go_json_float(f))
         }
-        Resolved::Str(s) => Value::String(reread_string(node, &s)?),
+        Resolved::Str(s) => Value::String(reread_string(node, &s)?.into_owned()),
         Resolved::Timestamp(t) => Value::String(t.to_string()),
     })
 }
@@ -212,10 +210,10 @@ fn reread_number(text: &str) -> Value {
 
 /// A string as go-yaml v2 reads back the JSON Go wrote: characters YAML forbids are an error,
 /// and a raw NEL (which JSON does not escape) is a line break folded like any other.
-fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
+fn reread_string<'s>(node: &Node, s: &'s str) -> Result<std::borrow::Cow<'s, str>, YamlError> {
     check_string(node, s)?;
     if s.is_ascii() || !s.contains('\u{85}') {
-        return Ok(s.to_string());
+        return Ok(std::borrow::Cow::Borrowed(s));
     }
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
@@ -242,7 +240,7 @@ fn reread_string(node: &Node, s: &str) -> Result<String, YamlError> {
             i += 1;
         }
     }
-    Ok(out)
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 /// The characters go-yaml v2 refuses to read back (DEL, C1 controls but NEL, U+FFFE/U+FFFF).

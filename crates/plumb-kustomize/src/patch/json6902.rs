@@ -195,9 +195,12 @@ fn rebuilt(new: &Value, old: &Node, root: bool, known_equal: bool) -> Node {
                         let is_name = |k: &Node| {
                             plumb_yaml::json::json_key(k, root).is_some_and(|k| k == *name)
                         };
-                        let kept = old.get_key(name).zip(old.get(name)).filter(|(k, _)| {
-                            is_name(k) || old_entries.iter().any(|(k, _)| is_name(k))
-                        });
+                        let kept = old_entries
+                            .iter()
+                            .find(|(k, _)| k.scalar_value() == Some(name.as_str()))
+                            .filter(|(k, _)| {
+                                is_name(k) || old_entries.iter().any(|(k, _)| is_name(k))
+                            });
                         let value = match kept {
                             Some((old_key, old_value)) => {
                                 key.span.clone_from(&old_key.span);
