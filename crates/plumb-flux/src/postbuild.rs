@@ -508,7 +508,7 @@ fn put_in_written_order(value: &mut Value) {
             // A mapping already in order stays as it is: a stable sort moves nothing in a list
             // whose neighbours are in order (insertion sort up to 20 keys, one run past that).
             if !in_order(map) {
-                if map.keys().all(|k| sorts_as_bytes(k)) {
+                if map.keys().all(|k| plumb_yaml::emit::key_orders_as_bytes(k)) {
                     // Sorted where it is: the map keeps its entries and their hashes.
                     map.sort_keys();
                 } else {
@@ -520,16 +520,6 @@ fn put_in_written_order(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(put_in_written_order),
         _ => {}
     }
-}
-
-/// Whether go-yaml's key order is byte order for `key` and any other such key: ASCII with no
-/// digit (runs of digits compare as numbers) and none of the characters between the upper and
-/// lower case letters or after them (at a difference a letter sorts after any other character,
-/// which byte order does for the rest). Keys written in camel case, with dots, dashes and
-/// slashes, are.
-fn sorts_as_bytes(key: &str) -> bool {
-    key.bytes()
-        .all(|b| b.is_ascii() && !b.is_ascii_digit() && !matches!(b, 0x5B..=0x60 | 0x7B..=0x7F))
 }
 
 /// `map` in go-yaml's order, made anew: the keys' order found with [`plumb_yaml::emit::sort_written`]
@@ -801,8 +791,6 @@ mod tests {
                 }
             }
         }
-        assert!(sorts_as_bytes("app.kubernetes.io/name"));
-        assert!(!sorts_as_bytes("DB_HOST") && !sorts_as_bytes("k8s") && !sorts_as_bytes("é"));
     }
 
     /// Strings of up to three pieces (expressions, escapes, lone `$`, line breaks, spaces,

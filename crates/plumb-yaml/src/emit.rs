@@ -842,6 +842,16 @@ pub fn natural_key_order(a: &str, b: &str) -> Ordering {
     natural_order(&ar, &br)
 }
 
+/// Whether [`natural_key_order`] is byte order between `key` and any other key this holds
+/// for: ASCII with no digit (runs of digits compare as numbers) and none of the characters
+/// between the upper and lower case letters or after them (at a difference a letter sorts
+/// after any other character, which byte order does for the rest). Keys written in camel case,
+/// with dots, dashes and slashes, are; a map of them is sorted by its keys' bytes.
+pub fn key_orders_as_bytes(key: &str) -> bool {
+    key.bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_digit() && !matches!(b, 0x5B..=0x60 | 0x7B..=0x7F))
+}
+
 /// [`natural_key_order`] over the characters of two keys (bytes of ASCII keys are characters).
 fn natural_order<T: Copy + Into<char>>(ar: &[T], br: &[T]) -> Ordering {
     let ch = |s: &[T], i: usize| -> char { s[i].into() };
@@ -903,6 +913,23 @@ fn natural_order<T: Copy + Into<char>>(ar: &[T], br: &[T]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_ordering_as_bytes_compare_as_bytes() {
+        let keys = [
+            "a", "B", "b", "ab", "aB", "a.b", "a-b", "a/b", "Z", "z", "", "-", "a b", "A~", "a_b",
+            "a1", "a10", "a9", "_x", "{", "é", "a01",
+        ];
+        for a in keys.iter().filter(|k| key_orders_as_bytes(k)) {
+            for b in keys.iter().filter(|k| key_orders_as_bytes(k)) {
+                assert_eq!(natural_key_order(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+        assert!(key_orders_as_bytes("app.kubernetes.io/name"));
+        for k in ["DB_HOST", "k8s", "é", "a~", "{"] {
+            assert!(!key_orders_as_bytes(k), "{k}");
+        }
+    }
 
     #[test]
     fn ascii_scans_as_any_text_does() {
