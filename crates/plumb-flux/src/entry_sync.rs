@@ -13,8 +13,10 @@ use std::path::Path;
 
 /// The entry built as it stands, and the Kustomization that syncs it, with how that was
 /// found when the repository does not declare it: from the entry's own objects (the one
-/// `flux bootstrap` committed), a FluxInstance's sync, or the bootstrap Kustomization Flux
-/// would have for a directory nothing else covers. `operator_sync` is the FluxInstance sync of
+/// `flux bootstrap` committed), a FluxInstance's sync, the `flux bootstrap` Kustomization of
+/// the entry's directory that its build no longer includes (the cluster still has it: it is
+/// what builds the entry), or the bootstrap Kustomization Flux would have for a directory
+/// nothing else covers. `operator_sync` is the FluxInstance sync of
 /// the entry, if there is one ([`Discovery::sync_for`]).
 pub(crate) fn self_sync(
     root: &Path,
@@ -37,9 +39,15 @@ pub(crate) fn self_sync(
         .map(|o| FluxKustomization::from_object(o.clone()))
         .filter(|k| source::clean_relative(k.path.as_deref().unwrap_or("")) == entry)
         .min_by_key(|k| k.source_ref.kind != "GitRepository");
+    let declared = discovery
+        .entry_kustomizations
+        .iter()
+        .find(|(e, _)| e == entry)
+        .map(|(_, o)| FluxKustomization::from_object(o.clone()));
     let (self_sync, repository_inference) = match (bootstrapped, operator_sync) {
         (Some(ks), _) => (Some(ks), None),
         (None, Some(sync)) => (Some(sync.kustomization()), Some(sync.inference())),
+        (None, None) if declared.is_some() => (declared, None),
         (None, None) if discovery.bootstrap_entries.iter().any(|e| e == entry) => {
             let name = sync::BOOTSTRAP_NAME;
             let source = ObjectRef::new("GitRepository", name, name);

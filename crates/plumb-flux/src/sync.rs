@@ -256,6 +256,10 @@ pub struct Discovery {
     /// repository has no sync at all, they hold Flux Kustomizations, and no Kustomization
     /// builds their directory.
     pub bootstrap_entries: Vec<String>,
+    /// The Kustomization that makes each entry one in the `flux bootstrap` layout (inside the
+    /// path it syncs, from this repository's source), by entry: the cluster has it, and it
+    /// builds the entry, even where the entry's own kustomization no longer lists its file.
+    pub entry_kustomizations: Vec<(String, Object)>,
     /// The git checkout holding the repository (read once, for discovery and the build).
     pub checkout: Checkout,
     /// The file system discovery read the repository through, with the files it read and
@@ -357,6 +361,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             let inside = is_within(dir_rel, &p);
             if inside && git_repositories.contains(&source_ref) {
                 push_unique(&mut discovery.entries, p.clone());
+                if !discovery.entry_kustomizations.iter().any(|(e, _)| *e == p) {
+                    discovery
+                        .entry_kustomizations
+                        .push((p.clone(), object.clone()));
+                }
             }
             if has_source {
                 kustomizations.push((dir_rel.clone(), p, source_ref));

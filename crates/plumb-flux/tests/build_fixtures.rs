@@ -330,3 +330,11 @@ fn deterministic_across_thread_counts() {
 fn tenant_branch() {
     check("tenant-branch");
 }
+
+/// The `flux bootstrap` Kustomization of an entry whose kustomization no longer lists its
+/// directory still builds the entry: it is the root, and a Kustomization that dependsOn it
+/// waits for nothing missing.
+#[test]
+fn sync_outside_build() {
+    check("sync-outside-build");
+}
