@@ -429,3 +429,17 @@ fn a_helmfile_rendered_for_its_crds_installs_no_release_to_adopt() {
     let synced = build("crds-helmfile-twin", "");
     assert_eq!(codes(&synced.findings()), ["OWN002"]);
 }
+
+#[test]
+fn a_variable_left_in_a_path_is_one_finding() {
+    // flux-system has no postBuild: the child's path keeps `${MODE:=a}` and its build fails.
+    // That is BLD001's, not also SUB001's at the same text.
+    let repo = Repo::new("variable-in-path");
+    repo.ks("app", "app-${MODE:=a}", "").file(
+        "app-a/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\n",
+    );
+    let found = repo.findings();
+    assert_eq!(codes(&found), ["BLD001"], "{found:#?}");
+    assert!(found[0].message.contains("app-${MODE:=a}"), "{found:#?}");
+}

@@ -95,6 +95,16 @@ impl Rule for UnresolvedVariable {
                     // are checked in the objects it builds, where the patches put them.
                     let own_patches =
                         object.is(plumb_flux::model::KUSTOMIZE_GROUP, "Kustomization");
+                    // A variable left in a Kustomization's spec.path fails that Kustomization's
+                    // build, which BLD001 reports: the one mistake is that finding.
+                    let path_unsubstituted = own_patches
+                        && entry.kustomizations.iter().any(|k| {
+                            k.kustomization.namespace == object.namespace_or_default()
+                                && k.kustomization.name == object.name()
+                                && k.diagnostics.iter().any(|d| {
+                                    d.code == plumb_flux::diagnostic::Code::PathUnsubstituted
+                                })
+                        });
                     scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
@@ -102,6 +112,9 @@ impl Rule for UnresolvedVariable {
                         if own_patches
                             && scalar.path.starts_with(&["spec".into(), "patches".into()])
                         {
+                            return;
+                        }
+                        if path_unsubstituted && scalar.path == ["spec", "path"] {
                             return;
                         }
                         // A text Flux cannot parse is SUB003's.
