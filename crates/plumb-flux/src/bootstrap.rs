@@ -322,9 +322,19 @@ impl Helmfile<'_> {
                 return Err(templating(&format!("{key}:")));
             }
         }
-        let value = plumb_yaml::to_json(release).map_err(|e| {
-            Unplanned::Invalid(format!("the release is not YAML helmfile reads: {e}"))
-        })?;
+        // Unquoted, `{{ env "V" }}` reads as YAML of another shape (a flow mapping whose key
+        // is a mapping), which is no mistake of the release: helmfile renders it first. So the
+        // text is asked before the value.
+        let written = release.span.as_ref().map_or("", plumb_yaml::Span::text);
+        let value = match plumb_yaml::to_json(release) {
+            _ if written.contains("{{") => return Err(templating("`{{` in the release")),
+            Ok(value) => value,
+            Err(e) => {
+                return Err(Unplanned::Invalid(format!(
+                    "the release is not YAML helmfile reads: {e}"
+                )))
+            }
+        };
         if value.to_string().contains("{{") {
             return Err(templating("`{{` in the release"));
         }
@@ -667,10 +677,10 @@ mod tests {
 
     #[test]
     fn templating_is_reported_never_guessed() {
-        let helmfile = "templates:\n  default: &default\n    namespace: kube-system\nreleases:\n  - name: gotmpl\n    chart: oci://r.io/c/a\n    values: [values.yaml.gotmpl]\n  - name: braces\n    chart: oci://r.io/c/a\n    version: '{{ .Values.version }}'\n  - name: merged\n    <<: *default\n    chart: oci://r.io/c/a\n  - name: inherits\n    inherit: [{template: default}]\n    chart: oci://r.io/c/a\n  - name: secret\n    chart: oci://r.io/c/a\n    secrets: [s.yaml]\n";
+        let helmfile = "templates:\n  default: &default\n    namespace: kube-system\nreleases:\n  - name: gotmpl\n    chart: oci://r.io/c/a\n    values: [values.yaml.gotmpl]\n  - name: braces\n    chart: oci://r.io/c/a\n    version: '{{ .Values.version }}'\n  - name: unquoted\n    chart: oci://r.io/c/a\n    version: {{ env \"VERSION\" }}\n  - name: merged\n    <<: *default\n    chart: oci://r.io/c/a\n  - name: inherits\n    inherit: [{template: default}]\n    chart: oci://r.io/c/a\n  - name: secret\n    chart: oci://r.io/c/a\n    secrets: [s.yaml]\n";
         let mut got = plans(&[("bootstrap/helmfile.yaml", helmfile)]);
         // The `templates:` entry merged with `<<` is YAML, not templating.
-        let merged = got.remove(2);
+        let merged = got.remove(3);
         assert_eq!(merged.0, "merged");
         assert!(merged.1.is_ok(), "{merged:?}");
         let why: Vec<String> = got
@@ -684,6 +694,8 @@ mod tests {
             why,
             vec![
                 format!("{TEMPLATING} (values file values.yaml.gotmpl)"),
+                format!("{TEMPLATING} (`{{{{` in the release)"),
+                // sulibot/home-ops: unquoted, it is no YAML scalar, yet no mistake either.
                 format!("{TEMPLATING} (`{{{{` in the release)"),
                 format!("{TEMPLATING} (inherit:)"),
                 "secrets: helm-secrets decryption is not run".to_string(),
