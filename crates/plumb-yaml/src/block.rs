@@ -137,6 +137,19 @@ impl<'t> Reader<'t, '_> {
         i
     }
 
+    /// Where a run of ASCII letters, digits, `_` and `-` starting at `i` ends: the name of an
+    /// anchor or alias as go-yaml reads it.
+    fn word_end(&self, mut i: usize) -> usize {
+        while self
+            .b
+            .get(i)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        {
+            i += 1;
+        }
+        i
+    }
+
     fn null(&mut self, at: usize) -> Read<()> {
         self.scalar(Cow::Borrowed("~"), GStyle::Plain, at, at)
     }
@@ -523,7 +536,11 @@ impl<'t> Reader<'t, '_> {
     /// An alias `*name` at `i` to an anchor read before it (no anchor pending for it): gives
     /// where its name ends.
     fn alias(&mut self, i: usize) -> Read<usize> {
-        let end = self.name_end(i + 1);
+        self.alias_to(i, self.name_end(i + 1))
+    }
+
+    /// [`Reader::alias`] whose name ends at `end`.
+    fn alias_to(&mut self, i: usize, end: usize) -> Read<usize> {
         if end == i + 1 || self.anchor != 0 {
             return Err(GiveUp);
         }
@@ -604,7 +621,13 @@ impl<'t> Reader<'t, '_> {
     fn key_colon(&self, i: usize) -> Read<Option<usize>> {
         let c = self.b[i];
         if c == b'*' {
-            // An alias for a key (`*app :`): its name ends at the space before the `:`.
+            // An alias for a key (`*app :`): its name ends at the space before the `:`. Or at
+            // the `:` itself (`*app:`): go-yaml, as libyaml, reads a name of letters, digits,
+            // `_` and `-` only, where YAML 1.2 (and granit-parser) read `app:` as the name.
+            let word = self.word_end(i + 1);
+            if word > i + 1 && self.at(word) == b':' && self.blank_at(word + 1) {
+                return Ok(Some(word));
+            }
             let end = self.name_end(i + 1);
             let colon = self.skip_spaces(end);
             let key = end > i + 1 && self.at(colon) == b':' && self.blank_at(colon + 1);
@@ -644,7 +667,12 @@ impl<'t> Reader<'t, '_> {
         if matches!(self.b[i], b'"' | b'\'') {
             self.quoted(i)?;
         } else if self.b[i] == b'*' {
-            self.alias(i)?;
+            let word = self.word_end(i + 1);
+            let end = match word == colon {
+                true => word,
+                false => self.name_end(i + 1),
+            };
+            self.alias_to(i, end)?;
         } else {
             self.scalar(Cow::Borrowed(&self.text[i..colon]), GStyle::Plain, i, colon)?;
         }

@@ -154,3 +154,16 @@ fn merging_large_mappings_is_linear() {
     assert_eq!(b.get("k7").unwrap().scalar_value(), Some("seven"));
     assert_eq!(b.get("k49999").unwrap().scalar_value(), Some("49999"));
 }
+
+#[test]
+fn an_alias_key_ends_its_name_at_the_colon_as_go_yaml_does() {
+    // gavinmcfall/home-ops: `*app:` as a key. go-yaml reads an alias's name as letters,
+    // digits, `_` and `-`, so this is the alias `app` and a `:`; YAML 1.2 reads the name
+    // `app:`, an anchor nothing defines. kustomize builds it.
+    let text = "name: &app ipmi\nsidecar: &side exporter\ncontrollers:\n  *app:\n    strategy: RollingUpdate\n  *side :\n    spaced: true\nother: *app\n";
+    let docs = parse_documents("alias-key.yaml", text).unwrap();
+    assert_eq!(
+        write_document(&to_json(&docs[0]).unwrap()),
+        "controllers:\n  exporter:\n    spaced: true\n  ipmi:\n    strategy: RollingUpdate\nname: ipmi\nother: ipmi\nsidecar: exporter\n"
+    );
+}
