@@ -23,7 +23,7 @@ use crate::trees::FileSystems;
 use crate::varsub::Mode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -422,18 +422,39 @@ impl Built {
 #[derive(Default)]
 struct Produced {
     objects: HashMap<(String, String, String), Object>,
+    /// The keys of `objects` that only bootstrap applied: a Kustomization that applies the
+    /// same object replaces it, as Flux's apply does in the cluster.
+    from_bootstrap: HashSet<(String, String, String)>,
     runtime: Vec<RuntimeSecret>,
 }
 
 impl Produced {
+    fn key(object: &Object) -> (String, String, String) {
+        (
+            object.kind().to_string(),
+            object.namespace_or_default().to_string(),
+            object.name().to_string(),
+        )
+    }
+
+    /// An object a Kustomization applies: the first Kustomization's stays (two writers are
+    /// OWN001's), but it replaces what bootstrap applied.
     fn add(&mut self, object: &Object) {
-        self.objects
-            .entry((
-                object.kind().to_string(),
-                object.namespace_or_default().to_string(),
-                object.name().to_string(),
-            ))
-            .or_insert_with(|| object.clone());
+        let key = Produced::key(object);
+        if self.from_bootstrap.remove(&key) {
+            self.objects.insert(key, object.clone());
+        } else {
+            self.objects.entry(key).or_insert_with(|| object.clone());
+        }
+    }
+
+    /// An object bootstrap applies before Flux runs.
+    fn add_bootstrap(&mut self, object: &Object) {
+        let key = Produced::key(object);
+        if !self.objects.contains_key(&key) {
+            self.from_bootstrap.insert(key.clone());
+            self.objects.insert(key, object.clone());
+        }
     }
 }
 
@@ -526,7 +547,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let before_flux = crate::helm_release::bootstrap::before_flux(&bootstrap, &bootstrap_releases);
     for object in &before_flux {
         if object.group().is_empty() && matches!(object.kind(), "ConfigMap" | "Secret") {
-            produced.add(object);
+            produced.add_bootstrap(object);
         }
     }
     let mut helm_releases = Vec::new();

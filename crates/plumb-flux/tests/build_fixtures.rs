@@ -338,3 +338,10 @@ fn tenant_branch() {
 fn sync_outside_build() {
     check("sync-outside-build");
 }
+
+/// A ConfigMap bootstrap applied and a Kustomization applies again is the Kustomization's for
+/// `substituteFrom`: Flux's apply replaced it in the cluster.
+#[test]
+fn bootstrap_then_flux() {
+    check("bootstrap-then-flux");
+}
