@@ -443,3 +443,23 @@ fn a_variable_left_in_a_path_is_one_finding() {
     assert_eq!(codes(&found), ["BLD001"], "{found:#?}");
     assert!(found[0].message.contains("app-${MODE:=a}"), "{found:#?}");
 }
+
+#[test]
+fn a_missing_depends_on_is_one_finding_however_many_objects_need_it() {
+    // damacus/home-ops: two DNSEndpoints in two files of one Kustomization that does not
+    // dependsOn the one defining their CRD. One dependsOn fixes both.
+    let repo = Repo::new("missing-depends-on");
+    repo.operator()
+        .ks("app", "app", "")
+        .file("app/a.yaml", WIDGET)
+        .file("app/b.yaml", &WIDGET.replace("name: w,", "name: w2,"));
+    let found = repo.findings();
+    assert_eq!(codes(&found), ["ORD002"], "{found:#?}");
+    assert!(
+        found[0]
+            .message
+            .ends_with("(1 more `Widget` object of it: the same dependsOn)"),
+        "{}",
+        found[0].message
+    );
+}

@@ -52,8 +52,25 @@ impl Rule for CrdNotInDependencies {
             Verdict::NotOrdered(provider) => Some(provider),
             _ => None,
         };
+        // One missing dependsOn is one mistake, however many objects of the kind the
+        // Kustomization holds: the first object stands for the others, which are counted.
+        let mut first: std::collections::HashMap<(String, &str, &str, String), usize> =
+            std::collections::HashMap::new();
+        let mut more: std::collections::BTreeMap<usize, (usize, &str)> =
+            std::collections::BTreeMap::new();
         for (p, provider) in placement::problems_where(cx, not_ordered) {
             let o = p.object;
+            let mistake = (
+                p.ks.kustomization.key(),
+                o.group(),
+                o.kind(),
+                provider.ks.kustomization.key(),
+            );
+            if let Some(&at) = first.get(&mistake) {
+                more.entry(at).or_insert((0, o.kind())).0 += 1;
+                continue;
+            }
+            first.insert(mistake, out.len());
             let how = match provider.kind {
                 ProviderKind::Crd => "is defined",
                 ProviderKind::HelmRelease => "is installed by a HelmRelease",
@@ -92,6 +109,12 @@ impl Rule for CrdNotInDependencies {
                     format!("{label}: {}", provider.describe()),
                 ),
             );
+        }
+        for (at, (n, kind)) in more {
+            out[at].message.push_str(&format!(
+                " ({n} more `{kind}` object{} of it: the same dependsOn)",
+                if n == 1 { "" } else { "s" }
+            ));
         }
     }
 }
