@@ -325,16 +325,16 @@ impl Helmfile<'_> {
         // Unquoted, `{{ env "V" }}` reads as YAML of another shape (a flow mapping whose key
         // is a mapping), which is no mistake of the release: helmfile renders it first. So the
         // text is asked before the value.
-        let written = release.span.as_ref().map_or("", plumb_yaml::Span::text);
-        let value = match plumb_yaml::to_json(release) {
-            _ if written.contains("{{") => return Err(templating("`{{` in the release")),
-            Ok(value) => value,
-            Err(e) => {
-                return Err(Unplanned::Invalid(format!(
-                    "the release is not YAML helmfile reads: {e}"
-                )))
-            }
-        };
+        if release
+            .span
+            .as_ref()
+            .is_some_and(|span| span.text().contains("{{"))
+        {
+            return Err(templating("`{{` in the release"));
+        }
+        let value = plumb_yaml::to_json(release).map_err(|e| {
+            Unplanned::Invalid(format!("the release is not YAML helmfile reads: {e}"))
+        })?;
         if value.to_string().contains("{{") {
             return Err(templating("`{{` in the release"));
         }

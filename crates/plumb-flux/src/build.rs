@@ -23,7 +23,7 @@ use crate::trees::FileSystems;
 use crate::varsub::Mode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -422,9 +422,9 @@ impl Built {
 #[derive(Default)]
 struct Produced {
     objects: HashMap<(String, String, String), Object>,
-    /// The keys of `objects` that only bootstrap applied: a Kustomization that applies the
-    /// same object replaces it, as Flux's apply does in the cluster.
-    from_bootstrap: HashSet<(String, String, String)>,
+    /// What bootstrap applied before Flux runs: found only where no Kustomization applies the
+    /// same object, as Flux's apply replaces it in the cluster.
+    bootstrap: HashMap<(String, String, String), Object>,
     runtime: Vec<RuntimeSecret>,
 }
 
@@ -438,30 +438,25 @@ impl Produced {
     }
 
     /// An object a Kustomization applies: the first Kustomization's stays (two writers are
-    /// OWN001's), but it replaces what bootstrap applied.
+    /// OWN001's).
     fn add(&mut self, object: &Object) {
-        let key = Produced::key(object);
-        if self.from_bootstrap.remove(&key) {
-            self.objects.insert(key, object.clone());
-        } else {
-            self.objects.entry(key).or_insert_with(|| object.clone());
-        }
+        self.objects
+            .entry(Produced::key(object))
+            .or_insert_with(|| object.clone());
     }
 
     /// An object bootstrap applies before Flux runs.
     fn add_bootstrap(&mut self, object: &Object) {
-        let key = Produced::key(object);
-        if !self.objects.contains_key(&key) {
-            self.from_bootstrap.insert(key.clone());
-            self.objects.insert(key, object.clone());
-        }
+        self.bootstrap
+            .entry(Produced::key(object))
+            .or_insert_with(|| object.clone());
     }
 }
 
 impl ObjectLookup for Produced {
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object> {
-        self.objects
-            .get(&(kind.to_string(), namespace.to_string(), name.to_string()))
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        self.objects.get(&key).or_else(|| self.bootstrap.get(&key))
     }
 
     fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {

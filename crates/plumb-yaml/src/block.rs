@@ -137,17 +137,23 @@ impl<'t> Reader<'t, '_> {
         i
     }
 
-    /// Where a run of ASCII letters, digits, `_` and `-` starting at `i` ends: the name of an
-    /// anchor or alias as go-yaml reads it.
-    fn word_end(&self, mut i: usize) -> usize {
+    /// Where the name of an alias key `*name` at `i` ends: at the `: ` right after a name of
+    /// ASCII letters, digits, `_` and `-` (go-yaml's names: `*app:`), otherwise where
+    /// [`Reader::name_end`] ends it (`*app :`).
+    fn alias_key_end(&self, i: usize) -> usize {
+        let mut word = i + 1;
         while self
             .b
-            .get(i)
+            .get(word)
             .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
         {
-            i += 1;
+            word += 1;
         }
-        i
+        if word > i + 1 && self.at(word) == b':' && self.blank_at(word + 1) {
+            word
+        } else {
+            self.name_end(i + 1)
+        }
     }
 
     fn null(&mut self, at: usize) -> Read<()> {
@@ -624,11 +630,7 @@ impl<'t> Reader<'t, '_> {
             // An alias for a key (`*app :`): its name ends at the space before the `:`. Or at
             // the `:` itself (`*app:`): go-yaml, as libyaml, reads a name of letters, digits,
             // `_` and `-` only, where YAML 1.2 (and granit-parser) read `app:` as the name.
-            let word = self.word_end(i + 1);
-            if word > i + 1 && self.at(word) == b':' && self.blank_at(word + 1) {
-                return Ok(Some(word));
-            }
-            let end = self.name_end(i + 1);
+            let end = self.alias_key_end(i);
             let colon = self.skip_spaces(end);
             let key = end > i + 1 && self.at(colon) == b':' && self.blank_at(colon + 1);
             return Ok(key.then_some(colon));
@@ -667,12 +669,7 @@ impl<'t> Reader<'t, '_> {
         if matches!(self.b[i], b'"' | b'\'') {
             self.quoted(i)?;
         } else if self.b[i] == b'*' {
-            let word = self.word_end(i + 1);
-            let end = match word == colon {
-                true => word,
-                false => self.name_end(i + 1),
-            };
-            self.alias_to(i, end)?;
+            self.alias_to(i, self.alias_key_end(i))?;
         } else {
             self.scalar(Cow::Borrowed(&self.text[i..colon]), GStyle::Plain, i, colon)?;
         }

@@ -53,11 +53,10 @@ impl Rule for CrdNotInDependencies {
             _ => None,
         };
         // One missing dependsOn is one mistake, however many objects of the kind the
-        // Kustomization holds: the first object stands for the others, which are counted.
-        let mut first: std::collections::HashMap<(String, &str, &str, String), usize> =
+        // Kustomization holds: the first object's finding stands for the others, which are
+        // counted (its place in `out`, and how many more).
+        let mut first: std::collections::HashMap<(String, &str, &str, String), (usize, usize)> =
             std::collections::HashMap::new();
-        let mut more: std::collections::BTreeMap<usize, (usize, &str)> =
-            std::collections::BTreeMap::new();
         for (p, provider) in placement::problems_where(cx, not_ordered) {
             let o = p.object;
             let mistake = (
@@ -66,11 +65,11 @@ impl Rule for CrdNotInDependencies {
                 o.kind(),
                 provider.ks.kustomization.key(),
             );
-            if let Some(&at) = first.get(&mistake) {
-                more.entry(at).or_insert((0, o.kind())).0 += 1;
+            if let Some((_, more)) = first.get_mut(&mistake) {
+                *more += 1;
                 continue;
             }
-            first.insert(mistake, out.len());
+            first.insert(mistake, (out.len(), 0));
             let how = match provider.kind {
                 ProviderKind::Crd => "is defined",
                 ProviderKind::HelmRelease => "is installed by a HelmRelease",
@@ -110,7 +109,7 @@ impl Rule for CrdNotInDependencies {
                 ),
             );
         }
-        for (at, (n, kind)) in more {
+        for ((_, _, kind, _), (at, n)) in first.into_iter().filter(|(_, (_, n))| *n > 0) {
             out[at].message.push_str(&format!(
                 " ({n} more `{kind}` object{} of it: the same dependsOn)",
                 if n == 1 { "" } else { "s" }

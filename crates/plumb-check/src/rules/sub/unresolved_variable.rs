@@ -79,6 +79,23 @@ impl Rule for UnresolvedVariable {
                 .iter()
                 .flat_map(|s| s.vars.keys().map(String::as_str))
                 .collect();
+            // The Kustomizations whose build failed on a variable left in their spec.path:
+            // BLD001 reports that, the one mistake is that finding.
+            let path_unsubstituted: HashSet<(&str, &str)> = entry
+                .kustomizations
+                .iter()
+                .filter(|k| {
+                    k.diagnostics
+                        .iter()
+                        .any(|d| d.code == plumb_flux::diagnostic::Code::PathUnsubstituted)
+                })
+                .map(|k| {
+                    (
+                        k.kustomization.namespace.as_str(),
+                        k.kustomization.name.as_str(),
+                    )
+                })
+                .collect();
             for scope in &scopes {
                 let ks = scope.ks;
                 let who = ks.key();
@@ -95,16 +112,9 @@ impl Rule for UnresolvedVariable {
                     // are checked in the objects it builds, where the patches put them.
                     let own_patches =
                         object.is(plumb_flux::model::KUSTOMIZE_GROUP, "Kustomization");
-                    // A variable left in a Kustomization's spec.path fails that Kustomization's
-                    // build, which BLD001 reports: the one mistake is that finding.
-                    let path_unsubstituted = own_patches
-                        && entry.kustomizations.iter().any(|k| {
-                            k.kustomization.namespace == object.namespace_or_default()
-                                && k.kustomization.name == object.name()
-                                && k.diagnostics.iter().any(|d| {
-                                    d.code == plumb_flux::diagnostic::Code::PathUnsubstituted
-                                })
-                        });
+                    let path_left = own_patches
+                        && path_unsubstituted
+                            .contains(&(object.namespace_or_default(), object.name()));
                     scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
@@ -114,7 +124,7 @@ impl Rule for UnresolvedVariable {
                         {
                             return;
                         }
-                        if path_unsubstituted && scalar.path == ["spec", "path"] {
+                        if path_left && scalar.path == ["spec", "path"] {
                             return;
                         }
                         // A text Flux cannot parse is SUB003's.
