@@ -16,14 +16,19 @@ struct Repo {
 
 impl Repo {
     fn new(name: &str) -> Repo {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("false-{name}"));
-        let _ = std::fs::remove_dir_all(&root);
-        let repo = Repo { root };
+        let repo = Repo::empty(name);
         repo.file(
             "clusters/dev/flux-system/gotk-sync.yaml",
             "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 1m\n  url: ssh://git@example.com/platform\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
         );
         repo
+    }
+
+    /// A repository with no file yet.
+    fn empty(name: &str) -> Repo {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("false-{name}"));
+        let _ = std::fs::remove_dir_all(&root);
+        Repo { root }
     }
 
     fn file(&self, rel: &str, text: &str) -> &Repo {
@@ -462,4 +467,80 @@ fn a_missing_depends_on_is_one_finding_however_many_objects_need_it() {
         "{}",
         found[0].message
     );
+}
+
+/// gavinmcfall/home-ops, moving from `flux bootstrap` to flux-operator: the bootstrap
+/// Kustomization `cluster` (path `kubernetes/flux`, which has no kustomization.yaml) applies
+/// the HelmRepositories and `kubernetes/flux/cluster`, the directory the flux-instance chart's
+/// sync names too. One cluster: built as two, the sync's had no HelmRepository and each
+/// HelmRelease read as never installed (140 REF001 there).
+fn migrating_repo(name: &str, repositories: bool) -> Repo {
+    let repo = Repo::empty(name);
+    repo.file(
+        "kubernetes/flux/config/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [./cluster.yaml]\n",
+    )
+    .file(
+        "kubernetes/flux/config/cluster.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  interval: 30m\n  url: https://example.com/home-ops.git\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster, namespace: flux-system}\nspec:\n  interval: 30m\n  path: ./kubernetes/flux\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    )
+    .file(
+        "kubernetes/flux/cluster/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [./ks.yaml]\n",
+    )
+    .file(
+        "kubernetes/flux/cluster/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: flux-system}\nspec:\n  interval: 30m\n  path: ./kubernetes/apps\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    )
+    .file(
+        "kubernetes/apps/flux-instance.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: flux-instance, namespace: flux-system}\nspec:\n  interval: 1h\n  url: oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance\n  ref: {tag: 0.56.0}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: flux-instance, namespace: flux-system}\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: flux-instance}\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://example.com/home-ops.git\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n",
+    )
+    .file(
+        "kubernetes/apps/podinfo.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: podinfo, namespace: flux-system}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: podinfo\n      version: 6.5.0\n      sourceRef: {kind: HelmRepository, name: podinfo}\n",
+    );
+    if repositories {
+        repo.file(
+            "kubernetes/flux/repositories/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [./podinfo.yaml]\n",
+        )
+        .file(
+            "kubernetes/flux/repositories/podinfo.yaml",
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: podinfo, namespace: flux-system}\nspec:\n  interval: 1h\n  url: https://stefanprodan.github.io/podinfo\n",
+        );
+    }
+    repo
+}
+
+#[test]
+fn a_flux_instance_sync_another_entry_applies_is_part_of_its_cluster() {
+    let repo = migrating_repo("migrating-to-operator", true);
+    let build = plumb_flux::build::build_repository(&repo.root, &common::options(&[]))
+        .expect("the repository builds");
+    let entries: Vec<&str> = build.entries.iter().map(|e| e.entry.as_str()).collect();
+    assert_eq!(entries, ["kubernetes/flux"]);
+    let notes: Vec<String> = build.assumptions().iter().map(|a| a.message()).collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "kubernetes/flux/cluster, which the sync of HelmRelease flux-system/flux-instance"
+        ) && n
+            .contains("Kustomization flux-system/cluster there applies that directory too")),
+        "{notes:#?}"
+    );
+    let found = repo.findings();
+    assert_eq!(codes(&found), Vec::<&str>::new(), "{found:#?}");
+
+    // Its twin defines no HelmRepository: one finding, not one per cluster.
+    let twin = migrating_repo("migrating-to-operator-twin", false);
+    let found = twin.findings();
+    assert_eq!(codes(&found), ["REF001"], "{found:#?}");
+
+    // Named as entries, the two directories are the two clusters the user asked for.
+    let named = plumb_flux::build::build_repository(
+        &repo.root,
+        &common::options(&["kubernetes/flux", "kubernetes/flux/cluster"]),
+    )
+    .expect("the repository builds");
+    assert_eq!(named.entries.len(), 2);
 }

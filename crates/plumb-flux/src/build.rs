@@ -306,6 +306,11 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         .par_iter()
         .map(|e| build_entry(&root, e, &cluster, options))
         .collect();
+    let builds = if options.entries.is_empty() && config.clusters.is_empty() {
+        crate::joined::join_nested_syncs(builds, &discovery, &config.sources)
+    } else {
+        builds
+    };
     // Done by now, unless no build lists what it reads: nothing is left writing to the cache.
     if let Some(prefetch) = prefetch {
         prefetch.join();

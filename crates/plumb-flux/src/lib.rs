@@ -29,6 +29,7 @@ mod found;
 pub mod generate;
 pub mod graph;
 pub mod helm_release;
+mod joined;
 pub mod model;
 pub mod output;
 mod parallel;

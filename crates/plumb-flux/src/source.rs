@@ -55,6 +55,16 @@ pub enum Inference {
         version: String,
         via: String,
     },
+    /// `entry`, the path of a FluxInstance sync (`source`, declared by `via`), is built as part
+    /// of cluster `into`, whose Kustomization `kustomization` applies that directory too
+    /// ([`crate::joined`]).
+    JoinedEntry {
+        source: ObjectRef,
+        entry: String,
+        into: String,
+        kustomization: String,
+        via: String,
+    },
     /// A `substituteFrom` ConfigMap or Secret that the Kustomization produces itself: once
     /// applied, the cluster holds the values it applied (a new cluster needs it applied first,
     /// at bootstrap). `created_by`: a Secret created at runtime by an object the Kustomization
@@ -81,7 +91,8 @@ impl Inference {
             Inference::ClusterSync { source, .. }
             | Inference::CheckoutRemote { source, .. }
             | Inference::BootstrapEntry { source, .. }
-            | Inference::LenientFlux { source, .. } => source,
+            | Inference::LenientFlux { source, .. }
+            | Inference::JoinedEntry { source, .. } => source,
             Inference::SelfProduced { object, .. } => object,
         }
     }
@@ -108,6 +119,15 @@ impl Inference {
             } => format!(
                 "{source} is created by {via}: taken to be directory {dir} of this repository, the only one that holds its sync path"
             ),
+            Inference::JoinedEntry {
+                entry,
+                into,
+                kustomization,
+                via,
+                ..
+            } => format!(
+                "{entry}, which the sync of {via} names, is built as part of cluster {into}: Kustomization {kustomization} there applies that directory too, so its Kustomizations are that cluster's"
+            ),
             Inference::CheckoutRemote { source, url } => format!(
                 "{source} fetches {url}, a remote of this checkout: taken to be this repository"
             ),
@@ -132,6 +152,9 @@ impl Inference {
     pub fn help(&self) -> String {
         if let Inference::LenientFlux { .. } = self {
             return "plumb check reports each undefined variable (SUB001); build with --no-strict to make every cluster lenient".to_string();
+        }
+        if let Inference::JoinedEntry { entry, .. } = self {
+            return format!("to build {entry} as a cluster of its own, list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry {entry}");
         }
         if let Inference::BootstrapEntry { .. } = self {
             return "list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry PATH".to_string();

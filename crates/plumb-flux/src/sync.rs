@@ -650,7 +650,7 @@ fn scan_file(
 }
 
 /// Whether directory `dir` is `path` or inside it (`""` is the root, which holds everything).
-fn is_within(dir: &str, path: &str) -> bool {
+pub(crate) fn is_within(dir: &str, path: &str) -> bool {
     path.is_empty()
         || dir
             .strip_prefix(path)
