@@ -318,17 +318,23 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         // The GitRepositories of this directory that sync this checkout: the bootstrap one, or
         // one of the checkout's remotes at its branch (a tenant's GitRepository of another
         // branch is another tree).
-        let git_repositories: Vec<ObjectRef> = objects
+        // A tree with no git remote to compare with (an export, an unpacked archive) cannot
+        // say which URL it is: there, a GitRepository of a branch counts too, for a
+        // Kustomization beside it whose path (not the root) holds them both.
+        let git_repositories: Vec<(ObjectRef, bool)> = objects
             .iter()
             .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
-            .filter(|o| {
-                o.name() == BOOTSTRAP_NAME
-                    || o.str_at(&["spec", "url"]).is_some_and(|url| {
-                        let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
-                        checkout.is_checked_out(url, reference)
-                    })
+            .filter_map(|o| {
+                let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
+                let known = o.name() == BOOTSTRAP_NAME
+                    || o.str_at(&["spec", "url"])
+                        .is_some_and(|url| checkout.is_checked_out(url, reference));
+                let unknown = !known && checkout.cannot_say(reference);
+                (known || unknown).then(|| {
+                    let id = ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
+                    (id, known)
+                })
             })
-            .map(|o| ObjectRef::new("GitRepository", o.namespace_or_default(), o.name()))
             .collect();
         for object in &objects {
             if let Some((id, url)) = crate::model::Source::id_and_url(object) {
@@ -359,7 +365,10 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             let (path, source_ref) = FluxKustomization::path_and_source(&object);
             let p = source::clean_relative(path.as_deref().unwrap_or(""));
             let inside = is_within(dir_rel, &p);
-            if inside && git_repositories.contains(&source_ref) {
+            let syncs_checkout = git_repositories
+                .iter()
+                .any(|(id, known)| *id == source_ref && (*known || !p.is_empty()));
+            if inside && syncs_checkout {
                 push_unique(&mut discovery.entries, p.clone());
                 if !discovery.entry_kustomizations.iter().any(|(e, _)| *e == p) {
                     discovery
@@ -750,12 +759,7 @@ impl Checkout {
         let Some(r) = reference.as_object().filter(|r| !r.is_empty()) else {
             return true;
         };
-        let pinned = ["tag", "semver", "commit", "name"].iter().any(|k| {
-            r.get(*k)
-                .and_then(|v| v.as_str())
-                .is_some_and(|v| !v.is_empty())
-        });
-        if pinned {
+        if pinned(r) {
             return false;
         }
         match (r.get("branch").and_then(|v| v.as_str()), &self.branch) {
@@ -763,6 +767,22 @@ impl Checkout {
             _ => true,
         }
     }
+
+    /// Whether this is a tree with no git remote (an export, an unpacked archive), where a
+    /// GitRepository of a branch (or of no ref) may be what is checked out: nothing says
+    /// which URL the tree is. A tag, semver range, commit or ref name is a fixed revision.
+    pub fn cannot_say(&self, reference: &serde_json::Value) -> bool {
+        self.remotes.is_empty() && !reference.as_object().is_some_and(pinned)
+    }
+}
+
+/// A `spec.ref` naming a fixed revision: a tag, semver range, commit or ref name.
+fn pinned(r: &serde_json::Map<String, Value>) -> bool {
+    ["tag", "semver", "commit", "name"].iter().any(|k| {
+        r.get(*k)
+            .and_then(|v| v.as_str())
+            .is_some_and(|v| !v.is_empty())
+    })
 }
 
 /// The checkout of `root` (the `.git` of `root` or of the nearest directory above it).
@@ -1031,6 +1051,50 @@ mod tests {
         }
         let found = discover(&tree.path().canonicalize().unwrap(), &[]);
         assert_eq!(found.remote_entries, [crd, base]);
+    }
+
+    /// carpenike/k8s-gitops and truxnell/home-cluster exported without `.git`: the root
+    /// Kustomization `cluster` syncs `kubernetes/<cluster>/flux` from a GitRepository named
+    /// after the repository. With no remote to compare its URL with, it is the checkout; a
+    /// tenant's Kustomization of the root (`./`) of its own repository and a GitRepository of
+    /// a tag are not.
+    #[test]
+    fn a_tree_without_a_remote_is_the_branch_its_root_kustomization_syncs() {
+        let tree = tempfile::tempdir().unwrap();
+        let sync = |source: &str, reference: &str, path: &str| {
+            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {source}, namespace: flux-system}}\nspec:\n  url: https://github.com/example/{source}.git\n  ref: {reference}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {source}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
+        };
+        for (rel, text) in [
+            (
+                "kubernetes/main/flux/config/cluster.yaml",
+                sync("home-ops", "{branch: main}", "./kubernetes/main/flux"),
+            ),
+            (
+                "tenants/dev/sync.yaml",
+                sync("dev-team", "{branch: main}", "./"),
+            ),
+            (
+                "kubernetes/old/flux/config/cluster.yaml",
+                sync("pinned", "{tag: v1.0.0}", "./kubernetes/old/flux"),
+            ),
+        ] {
+            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
+            std::fs::write(tree.path().join(rel), text).unwrap();
+        }
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["kubernetes/main/flux"]);
+        // A clone of another repository says what it is: none of these.
+        let elsewhere = Checkout {
+            remotes: vec![normalize_git_url("https://github.com/example/other.git")],
+            branch: Some("main".into()),
+        };
+        let found = discover_in(&root, &[], elsewhere);
+        assert!(
+            !found.entries.iter().any(|e| e == "kubernetes/main/flux"),
+            "{:?}",
+            found.entries
+        );
     }
 
     #[test]
