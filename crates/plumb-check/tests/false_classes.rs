@@ -544,3 +544,35 @@ fn a_flux_instance_sync_another_entry_applies_is_part_of_its_cluster() {
     .expect("the repository builds");
     assert_eq!(named.entries.len(), 2);
 }
+
+/// gavinmcfall/home-ops: HelmReleases dependsOn `database/dragonfly-operator`, defined in a
+/// Kustomization whose remote CRD could not be fetched. Not built, its objects are unknown:
+/// whether the dependency exists is not known, so ORD005 says nothing (the summary counts the
+/// Kustomization as not checked). A Kustomization whose targetNamespace is another namespace
+/// cannot hold it: its twin is one finding.
+#[test]
+fn a_dependency_an_unbuilt_kustomization_may_hold_is_not_reported_missing() {
+    let operator = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: dragonfly-operator}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: ./charts/dragonfly\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n";
+    let app = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: pelican, namespace: games}\nspec:\n  interval: 1h\n  dependsOn:\n    - {name: dragonfly-operator, namespace: database}\n  chart:\n    spec:\n      chart: ./charts/pelican\n      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}\n";
+    let unbuilt = |name: &str, target: &str| {
+        let repo = Repo::new(name);
+        repo.widget_chart("dragonfly")
+            .widget_chart("pelican")
+            .ks("operator", "operator", &format!("  targetNamespace: {target}\n"))
+            .file(
+                "operator/kustomization.yaml",
+                "resources:\n  - https://example.invalid/dragonfly/crd.yaml\n  - ./helmrelease.yaml\n",
+            )
+            .file("operator/helmrelease.yaml", operator)
+            .ks("games", "games", "")
+            .file("games/helmrelease.yaml", app);
+        repo
+    };
+    let repo = unbuilt("unbuilt-dependency", "database");
+    let found = repo.findings();
+    assert_eq!(codes(&found), Vec::<&str>::new(), "{found:#?}");
+
+    let twin = unbuilt("unbuilt-dependency-twin", "cache");
+    let found = twin.findings();
+    assert_eq!(codes(&found), ["ORD005"], "{found:#?}");
+}

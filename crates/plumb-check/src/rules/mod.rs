@@ -49,6 +49,7 @@ pub mod sub;
 pub(crate) mod ord;
 mod own;
 mod refs;
+mod unseen;
 
 mod det;
 mod releases;

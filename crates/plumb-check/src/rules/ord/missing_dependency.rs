@@ -1,12 +1,16 @@
 use super::list_item;
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
+use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::model::{HelmRelease, HELM_GROUP};
 
 /// ## What it does
 /// Finds `dependsOn` entries of Flux Kustomizations and HelmReleases that name an object no
 /// Kustomization of the cluster creates, and those of flux-operator's ResourceSets that name a
-/// Kustomization, HelmRelease or ResourceSet nothing of the cluster creates.
+/// Kustomization, HelmRelease or ResourceSet nothing of the cluster creates. Where a
+/// Kustomization of the cluster was not built (its source or a remote resource could not be
+/// fetched, its build failed) and could hold the dependency (no `targetNamespace`, or the
+/// dependency's namespace), whether it exists is not known, and nothing is reported.
 ///
 /// ## Why is this bad?
 /// Flux waits for every dependency to be Ready before it reconciles the dependent. A
@@ -55,7 +59,9 @@ impl Rule for MissingDependency {
             for k in entry.kustomizations.iter().filter(|k| !k.synthetic) {
                 let ks = &k.kustomization;
                 for (j, dep) in ks.depends_on.iter().enumerate() {
-                    if kustomizations.contains(&dep.key()) {
+                    if kustomizations.contains(&dep.key())
+                        || unbuilt_may_create(entry, &dep.namespace)
+                    {
                         continue;
                     }
                     out.push(
@@ -105,7 +111,7 @@ impl Rule for MissingDependency {
                         "HelmRelease" => &release_keys,
                         _ => &kustomizations,
                     };
-                    if known.contains(&dep.key()) {
+                    if known.contains(&dep.key()) || unbuilt_may_create(entry, &dep.namespace) {
                         continue;
                     }
                     out.push(

@@ -1,13 +1,18 @@
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
 use crate::rules::ord::{claimed_by, list_item};
+use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::{HelmRelease, Object, ObjectRef, HELM_GROUP};
 
 /// ## What it does
 /// Finds references of Flux objects that point at nothing: a Kustomization's `sourceRef` or
 /// `spec.path`, a HelmRelease's `chart.spec.sourceRef` or `chartRef`, and non-optional
-/// `valuesFrom` ConfigMaps and Secrets that no Kustomization of the cluster creates.
+/// `valuesFrom` ConfigMaps and Secrets that no Kustomization of the cluster creates. Where a
+/// Kustomization of the cluster was not built (its source or a remote resource could not be
+/// fetched, its build failed) and could hold the object (no `targetNamespace`, or the object's
+/// namespace), whether the object exists is not known, and the HelmRelease's references are
+/// not reported.
 ///
 /// ## Why is this bad?
 /// The object never becomes Ready: the Kustomization reports `Source not found` or
@@ -76,7 +81,8 @@ impl Rule for DanglingReference {
                         || mapped
                             .iter()
                             .any(|m| m.matches(&source.kind, &source.namespace, &source.name))
-                        || generated_helm_chart(entry, source);
+                        || generated_helm_chart(entry, source)
+                        || unbuilt_may_create(entry, &source.namespace);
                     if !known {
                         let field: &[&str] = if object.value["spec"].get("chartRef").is_some() {
                             &["spec", "chartRef", "name"]
@@ -157,7 +163,11 @@ impl DanglingReference {
             let kind = item.get("kind").and_then(|v| v.as_str()).unwrap_or("");
             let name = item.get("name").and_then(|v| v.as_str()).unwrap_or("");
             let optional = item.get("optional").and_then(|v| v.as_bool()) == Some(true);
-            if optional || name.is_empty() || produced(entry, kind, &hr.namespace, name) {
+            if optional
+                || name.is_empty()
+                || produced(entry, kind, &hr.namespace, name)
+                || unbuilt_may_create(entry, &hr.namespace)
+            {
                 continue;
             }
             out.push(
