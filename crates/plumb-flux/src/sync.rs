@@ -12,6 +12,7 @@ use crate::model::{FluxKustomization, Object, ObjectRef, HELM_GROUP, KUSTOMIZE_G
 use crate::source;
 use plumb_yaml::Node;
 use rayon::prelude::*;
+use regex::Regex;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -188,6 +189,58 @@ impl ClusterSync {
         mappings
             .iter()
             .find(|m| m.matches(&s.kind, &s.namespace, &s.name))
+    }
+
+    /// The syncs this one stands for. A path holding variables
+    /// (`kubernetes/clusters/${CLUSTER}/bootstrap`, substituted where the FluxInstance is
+    /// built) stands for each directory of `dirs` (every directory of the repository,
+    /// relative) it matches, a variable matching one whole name between slashes; a path with
+    /// no segment free of variables matches nothing, and one that matches no directory stays
+    /// as it is (no entry is found for it).
+    fn instances(self, dirs: &[String]) -> Vec<ClusterSync> {
+        if !self.path.contains("${") || self.path.split('/').all(|s| s.contains("${")) {
+            return vec![self];
+        }
+        let variable = Regex::new(r"\$\{[^}/]*\}").expect("a valid pattern");
+        let mut pattern = String::from("^");
+        let mut rest = self.path.as_str();
+        while let Some(m) = variable.find(rest) {
+            pattern.push_str(&regex::escape(&rest[..m.start()]));
+            pattern.push_str("[^/]+");
+            rest = &rest[m.end()..];
+        }
+        pattern.push_str(&regex::escape(rest));
+        pattern.push('$');
+        let Ok(matcher) = Regex::new(&pattern) else {
+            return vec![self];
+        };
+        let prefix = if self.root.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.root)
+        };
+        let found: Vec<ClusterSync> = dirs
+            .iter()
+            .filter_map(|d| d.strip_prefix(&prefix))
+            .filter(|rel| matcher.is_match(rel))
+            .map(|rel| {
+                let mut instance = self.instance.clone();
+                if let Some(sync) = instance.get_mut("sync").and_then(Value::as_object_mut) {
+                    sync.insert("path".into(), Value::from(rel));
+                }
+                ClusterSync {
+                    path: rel.to_string(),
+                    via: format!("{}, whose sync path {} names {rel}", self.via, self.path),
+                    instance,
+                    ..self.clone()
+                }
+            })
+            .collect();
+        if found.is_empty() {
+            vec![self]
+        } else {
+            found
+        }
     }
 
     /// For an artifact whose path is not a directory at the repository root, the one directory
@@ -390,6 +443,10 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     for sync in &mut discovery.syncs {
         sync.root = sync.artifact_root(root, &all_dirs, mappings);
     }
+    discovery.syncs = std::mem::take(&mut discovery.syncs)
+        .into_iter()
+        .flat_map(|sync| sync.instances(&all_dirs))
+        .collect();
     for sync in &discovery.syncs {
         let entry = sync.entry(mappings);
         if root.join(&entry).is_dir() {
@@ -1094,6 +1151,61 @@ mod tests {
             !found.entries.iter().any(|e| e == "kubernetes/main/flux"),
             "{:?}",
             found.entries
+        );
+    }
+
+    /// deedee-ops/home-ops: one flux-instance HelmRelease for every cluster, its sync path
+    /// `kubernetes/clusters/${CLUSTER}/bootstrap` substituted per cluster. It names each
+    /// directory it matches, the variable one whole name; a path of variables alone names
+    /// none.
+    #[test]
+    fn a_sync_path_with_a_variable_names_each_directory_it_matches() {
+        let tree = tempfile::tempdir().unwrap();
+        let release = |path: &str| {
+            format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: flux-instance, namespace: flux-system}}\nspec:\n  chart:\n    spec:\n      chart: flux-instance\n      sourceRef: {{kind: HelmRepository, name: controlplane}}\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/home-ops\n        ref: refs/heads/main\n        path: {path}\n")
+        };
+        for (rel, text) in [
+            (
+                "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+                release("kubernetes/clusters/${CLUSTER}/bootstrap"),
+            ),
+            ("elsewhere/helmrelease.yaml", release("${CLUSTER_PATH}")),
+            (
+                "kubernetes/clusters/deedee/bootstrap/entrypoint.yaml",
+                String::from("kind: ConfigMap\n"),
+            ),
+            (
+                "kubernetes/clusters/lab/bootstrap/entrypoint.yaml",
+                String::from("kind: ConfigMap\n"),
+            ),
+            (
+                "kubernetes/clusters/lab/apps/entrypoint.yaml",
+                String::from("kind: ConfigMap\n"),
+            ),
+        ] {
+            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
+            std::fs::write(tree.path().join(rel), text).unwrap();
+        }
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(
+            found.entries,
+            [
+                "kubernetes/clusters/deedee/bootstrap",
+                "kubernetes/clusters/lab/bootstrap"
+            ]
+        );
+        let sync = found
+            .sync_for("kubernetes/clusters/lab/bootstrap", &[])
+            .expect("the sync of the lab cluster");
+        assert_eq!(
+            sync.kustomization().path.as_deref(),
+            Some("kubernetes/clusters/lab/bootstrap")
+        );
+        assert!(
+            sync.via.ends_with("whose sync path kubernetes/clusters/${CLUSTER}/bootstrap names kubernetes/clusters/lab/bootstrap"),
+            "{}",
+            sync.via
         );
     }
 
