@@ -13,7 +13,8 @@ use std::path::Path;
 /// with `literals`, or with `envs`/`files` that are not SOPS-encrypted. Every YAML file of the
 /// repository is read, built or not: a file Flux never applies is still in Git's history.
 /// Values that hold a `${VAR}` reference are templates that substitution fills in, keys
-/// that name an account (`username`, `POSTGRES_USER`) hold no credential, and PEM certificates
+/// that name an account (`username`, `POSTGRES_USER`) and references to a secret manager
+/// (`op://`, `vault:`, `ref+vault://`, `secret://`...) hold no credential, and PEM certificates
 /// (`ca.crt`, `tls.crt`) are public: none is reported. The finding
 /// points at the first key with a value.
 ///
@@ -127,9 +128,11 @@ fn is_plaintext_data(value: &str) -> bool {
 /// How secret managers' references begin: 1Password (`op inject`, the 1Password operator),
 /// bank-vaults (`vault:`), vals (`ref+vault://`, `ref+awssecrets://`…), argocd-vault-plugin
 /// (`<path:…>`), Azure Key Vault (`akv://`), Google Secret Manager (`sm://`, berglas), AWS
-/// Secrets Manager ARNs.
+/// Secrets Manager ARNs, and the `secret://NAME` references bootstrap tools resolve from a
+/// secret store (GizmoTickler/home-ops's homeops-cli templates).
 const REFERENCE_PREFIXES: &[&str] = &[
     "op://",
+    "secret://",
     "vault:",
     "ref+",
     "<path:",
@@ -304,6 +307,8 @@ mod tests {
         assert!(!is_plaintext("<path:secret/data/app#password>"));
         assert!(!is_plaintext("akv://my-vault/secret"));
         assert!(!is_plaintext("op://Automation/1password connect/token"));
+        assert!(!is_plaintext("secret://op_connect_token"));
+        assert!(is_plaintext("secret-token-value"));
         assert!(is_plaintext("op://vault/item/field\nhunter2"));
         assert!(is_plaintext("password: op"));
         // base64 of `op://vault/item/field`, and of `hunter2`.
