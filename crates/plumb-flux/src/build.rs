@@ -431,6 +431,8 @@ struct Produced {
     /// same object, as Flux's apply replaces it in the cluster.
     bootstrap: HashMap<(String, String, String), Object>,
     runtime: Vec<RuntimeSecret>,
+    /// The Kustomizations not built so far.
+    unseen: crate::unseen::Unseen,
 }
 
 impl Produced {
@@ -893,6 +895,12 @@ fn register(
     // The synthetic root is named by its chain entry (`entry clusters/dev`), not `/path`.
     let parent_key = nodes[i].chain.last().cloned().unwrap_or_default();
     let parent_chain = nodes[i].chain.clone();
+    // A Kustomization that failed applies nothing in the cluster either: what it would hold
+    // is missing there too, and is reported as missing.
+    let unbuilt = built.not_built.is_some() || built.unavailable.is_some();
+    if unbuilt && !nodes[i].synthetic {
+        produced.unseen.add(&nodes[i].ks);
+    }
     let mut late = Vec::new();
     for (object, found) in built.objects.iter().zip(found) {
         match found {
@@ -1126,6 +1134,17 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                 unavailable: None,
             };
         }
+        Resolution::NotFound
+            if ctx
+                .produced
+                .unseen
+                .may_hold(&ks.source_ref.namespace)
+                .is_some() =>
+        {
+            let what = format!("source {}", ks.source_ref);
+            let why = ctx.produced.unseen.reason(&what, &ks.source_ref.namespace);
+            return Built::unbuilt(source::clean_relative(&raw_path), why, None);
+        }
         Resolution::NotFound if ks.source_ref.kind == "ExternalArtifact" => {
             // A generator whose pathPattern could not be walked may be what generates it.
             let pending = ctx
@@ -1307,6 +1326,22 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     created_by: own_runtime.map(|s| s.producer.clone()),
                 });
             }
+        }
+        let unseen = post
+            .substitute_from
+            .iter()
+            .filter(|r| !r.optional)
+            .find_map(|r| {
+                let (ns, name) = (ks.namespace.as_str(), r.name.as_str());
+                let missing = lookup.find(&r.kind, ns, name).is_none()
+                    && (r.kind != "Secret" || lookup.runtime_secret(ns, name).is_none());
+                let what = format!("substituteFrom {} {ns}/{name}", r.kind);
+                missing
+                    .then(|| ctx.produced.unseen.reason(&what, ns))
+                    .flatten()
+            });
+        if let Some(why) = unseen {
+            return Built::unbuilt(rel, Some(why), None);
         }
         let mut collected = postbuild::collect_vars(ks, &lookup, ctx.keys);
         postbuild::assume_open_vars(&mut collected, &objects);

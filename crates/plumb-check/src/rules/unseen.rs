@@ -1,5 +1,5 @@
-//! What a cluster's build did not see. A Kustomization that was not built (its build failed,
-//! its source or a remote resource could not be fetched, it is another repository's) holds
+//! What a cluster's build did not see. A Kustomization that was not built (its source or a
+//! remote resource could not be fetched, it is another repository's) holds
 //! objects no rule can read, so that "no Kustomization of this cluster creates" an object is
 //! known only when none of them could have created it. The summary counts them as not checked.
 
@@ -12,7 +12,10 @@ pub(crate) fn unbuilt_may_create(entry: &EntryBuild, namespace: &str) -> bool {
     entry
         .kustomizations
         .iter()
-        .filter(|k| !k.synthetic && k.status != Status::Built)
+        // One that failed applies nothing in the cluster: what it would hold is missing there.
+        .filter(|k| {
+            !k.synthetic && matches!(k.status, Status::NotBuilt(_) | Status::Unavailable(_))
+        })
         .any(|k| {
             k.kustomization
                 .target_namespace
@@ -82,7 +85,9 @@ mod tests {
         let targeted = entry(vec![ks("a", Some("media"), unavailable.clone())]);
         assert!(!unbuilt_may_create(&targeted, "database"));
         assert!(unbuilt_may_create(&targeted, "media"));
-        let anywhere = entry(vec![ks("a", None, Status::Failed)]);
+        let anywhere = entry(vec![ks("a", None, Status::NotBuilt("remote".into()))]);
         assert!(unbuilt_may_create(&anywhere, "database"));
+        let failed = entry(vec![ks("a", None, Status::Failed)]);
+        assert!(!unbuilt_may_create(&failed, "database"));
     }
 }

@@ -9,7 +9,7 @@ use plumb_flux::model::{HelmRelease, HELM_GROUP};
 /// Kustomization of the cluster creates, and those of flux-operator's ResourceSets that name a
 /// Kustomization, HelmRelease or ResourceSet nothing of the cluster creates. Where a
 /// Kustomization of the cluster was not built (its source or a remote resource could not be
-/// fetched, its build failed) and could hold the dependency (no `targetNamespace`, or the
+/// fetched, its source is another repository) and could hold the dependency (no `targetNamespace`, or the
 /// dependency's namespace), whether it exists is not known, and nothing is reported.
 ///
 /// ## Why is this bad?

@@ -10,7 +10,7 @@ use plumb_flux::model::{HelmRelease, Object, ObjectRef, HELM_GROUP};
 /// `spec.path`, a HelmRelease's `chart.spec.sourceRef` or `chartRef`, and non-optional
 /// `valuesFrom` ConfigMaps and Secrets that no Kustomization of the cluster creates. Where a
 /// Kustomization of the cluster was not built (its source or a remote resource could not be
-/// fetched, its build failed) and could hold the object (no `targetNamespace`, or the object's
+/// fetched, its source is another repository) and could hold the object (no `targetNamespace`, or the object's
 /// namespace), whether the object exists is not known, and the HelmRelease's references are
 /// not reported.
 ///

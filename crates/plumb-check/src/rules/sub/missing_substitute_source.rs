@@ -1,13 +1,16 @@
 use super::scope::{self, Produced};
 use crate::finding::Finding;
 use crate::rule::{CheckContext, Rule};
+use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::postbuild::ObjectLookup;
 use std::collections::HashSet;
 
 /// ## What it does
 /// Finds `postBuild.substituteFrom` entries naming a ConfigMap or Secret that no Kustomization
 /// of the cluster produces in the Kustomization's namespace, and that are not marked
-/// `optional: true`.
+/// `optional: true`. Where a Kustomization of the cluster was not built (its source or a remote
+/// resource could not be fetched) and could hold the object (no `targetNamespace`, or that
+/// namespace), whether it exists is not known, and nothing is reported.
 ///
 /// ## Why is this bad?
 /// kustomize-controller reads the variables from the cluster before it builds. A missing
@@ -67,6 +70,7 @@ impl Rule for MissingSubstituteSource {
                             && produced
                                 .runtime_secret(&flux.namespace, &reference.name)
                                 .is_some())
+                        || unbuilt_may_create(entry, &flux.namespace)
                     {
                         continue;
                     }
