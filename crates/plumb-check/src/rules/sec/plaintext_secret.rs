@@ -128,11 +128,13 @@ fn is_plaintext_data(value: &str) -> bool {
 /// How secret managers' references begin: 1Password (`op inject`, the 1Password operator),
 /// bank-vaults (`vault:`), vals (`ref+vault://`, `ref+awssecrets://`…), argocd-vault-plugin
 /// (`<path:…>`), Azure Key Vault (`akv://`), Google Secret Manager (`sm://`, berglas), AWS
-/// Secrets Manager ARNs, and the `secret://NAME` references bootstrap tools resolve from a
-/// secret store (GizmoTickler/home-ops's homeops-cli templates).
+/// Secrets Manager ARNs, and the `secret://NAME` and `azure://VAULT/NAME` references bootstrap
+/// tools resolve from a secret store (GizmoTickler/home-ops's homeops-cli templates,
+/// shelken/home-ops's bootstrap resources).
 const REFERENCE_PREFIXES: &[&str] = &[
     "op://",
     "secret://",
+    "azure://",
     "vault:",
     "ref+",
     "<path:",
@@ -308,6 +310,7 @@ mod tests {
         assert!(!is_plaintext("akv://my-vault/secret"));
         assert!(!is_plaintext("op://Automation/1password connect/token"));
         assert!(!is_plaintext("secret://op_connect_token"));
+        assert!(!is_plaintext("azure://homelab-vault/flux-git-token"));
         assert!(is_plaintext("secret-token-value"));
         assert!(is_plaintext("op://vault/item/field\nhunter2"));
         assert!(is_plaintext("password: op"));
