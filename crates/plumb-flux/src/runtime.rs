@@ -1,7 +1,8 @@
 //! Secrets that a controller in the cluster creates from another object, at runtime: an
 //! ExternalSecret's target, a SealedSecret, a ClusterSecret, a cert-manager Certificate's
-//! Secret. No build output holds them, yet Flux finds them when it reads `substituteFrom`; their
-//! values are unknown here, so they are substituted as visible placeholders.
+//! Secret, a pocket-id-operator client's credentials. No build output holds them, yet Flux
+//! finds them when it reads `substituteFrom`; their values are unknown here, so they are
+//! substituted as visible placeholders.
 
 use crate::model::Object;
 use serde_json::Value;
@@ -91,6 +92,14 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
             open: false,
             producer: producer(),
         }),
+        ("pocketid.internal", "PocketIDOIDCClient") => Some(RuntimeSecret {
+            namespace: Some(namespace()),
+            name: text(&spec["secret"]["name"])
+                .unwrap_or_else(|| format!("{}-oidc-credentials", object.name())),
+            keys: pocket_id_keys(spec),
+            open: false,
+            producer: producer(),
+        }),
         ("onepassword.com", "OnePasswordItem") => Some(RuntimeSecret {
             namespace: Some(namespace()),
             name: object.name().into(),
@@ -105,6 +114,57 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
         s.keys.dedup();
         s
     })
+}
+
+/// The keys of the Secret pocket-id-operator writes for a PocketIDOIDCClient: its defaults, each
+/// renamed by `spec.secret.keys` (`clientID: OAUTH_CLIENT_ID`), the client secret only for a
+/// client that is not public. The defaults are those the operator documents
+/// (docs/pocketidoidcclient.md of pocket-id-operator: "Generated Secret").
+fn pocket_id_keys(spec: &Value) -> Vec<String> {
+    const DEFAULTS: [&str; 11] = [
+        "client_id",
+        "client_secret",
+        "issuer_url",
+        "callback_urls",
+        "logout_callback_urls",
+        "discovery_url",
+        "authorization_url",
+        "token_url",
+        "userinfo_url",
+        "jwks_url",
+        "end_session_url",
+    ];
+    let renamed = spec["secret"]["keys"].as_object();
+    let public = spec["isPublic"].as_bool() == Some(true);
+    DEFAULTS
+        .iter()
+        .filter(|key| !(public && **key == "client_secret"))
+        .map(|key| {
+            renamed
+                .and_then(|m| {
+                    m.iter()
+                        .find(|(field, _)| snake_case(field) == *key)
+                        .and_then(|(_, v)| v.as_str())
+                })
+                .unwrap_or(key)
+                .to_string()
+        })
+        .collect()
+}
+
+/// `clientID` → `client_id`, `endSessionUrl` → `end_session_url`: a word starts at an upper-case
+/// letter that follows a lower-case one.
+fn snake_case(field: &str) -> String {
+    let mut out = String::new();
+    let mut previous_lower = false;
+    for c in field.chars() {
+        if c.is_ascii_uppercase() && previous_lower {
+            out.push('_');
+        }
+        previous_lower = c.is_ascii_lowercase();
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// An ExternalSecret's target: `spec.target.name` (default: the ExternalSecret's name), keys
@@ -166,6 +226,28 @@ mod tests {
         assert_eq!(s.keys, vec!["CLOUDFLARE_TUNNEL_ID"]);
         assert!(!s.open);
         assert_eq!(s.producer, "ExternalSecret network/tunnel");
+    }
+
+    #[test]
+    fn a_pocket_id_client_makes_its_credentials_secret() {
+        let renamed = secret_created_by(&object(
+            "apiVersion: pocketid.internal/v1alpha1\nkind: PocketIDOIDCClient\nmetadata: {name: paperless-ngx, namespace: default}\nspec:\n  secret:\n    keys: {clientID: OAUTH_CLIENT_ID, clientSecret: OAUTH_CLIENT_SECRET}\n",
+        ))
+        .expect("a Secret");
+        assert_eq!(renamed.name, "paperless-ngx-oidc-credentials");
+        assert_eq!(renamed.namespace.as_deref(), Some("default"));
+        assert!(renamed.keys.contains(&"OAUTH_CLIENT_ID".to_string()));
+        assert!(renamed.keys.contains(&"OAUTH_CLIENT_SECRET".to_string()));
+        assert!(renamed.keys.contains(&"issuer_url".to_string()));
+        assert!(!renamed.keys.contains(&"client_id".to_string()));
+        let public = secret_created_by(&object(
+            "apiVersion: pocketid.internal/v1alpha1\nkind: PocketIDOIDCClient\nmetadata: {name: forgejo, namespace: default}\nspec:\n  isPublic: true\n  secret: {name: forgejo-oidc}\n",
+        ))
+        .expect("a Secret");
+        assert_eq!(public.name, "forgejo-oidc");
+        assert!(public.keys.contains(&"client_id".to_string()));
+        assert!(!public.keys.contains(&"client_secret".to_string()));
+        assert_eq!(super::snake_case("endSessionUrl"), "end_session_url");
     }
 
     #[test]
