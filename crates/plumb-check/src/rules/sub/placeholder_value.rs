@@ -205,6 +205,36 @@ fn first_match(text: &str, patterns: &[Regex]) -> Option<String> {
 }
 
 /// Every placeholder in a scalar's value, located in its source.
+/// Whether the placeholder at `start..end` of `text` is code about a placeholder, not one: on
+/// its line, after a comment marker (`#`, `//`), or an operand of a comparison (a script that
+/// checks `[ "$TOKEN" != "CHANGEME" ]` before using the value).
+fn tested_or_commented(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let before = &text[line_start..start];
+    let after = &text[end..line_end];
+    let opening = before.trim_start();
+    let commented = opening.starts_with('#')
+        || opening.starts_with("//")
+        || before.contains(" # ")
+        || before.contains(" // ");
+    let operand = |side: &str, at_end: bool| {
+        let side = side.trim_matches(|c: char| c == '"' || c == '\'' || c == ' ');
+        ["==", "!=", "-eq", "-ne"].iter().any(|op| {
+            if at_end {
+                side.ends_with(op)
+            } else {
+                side.starts_with(op)
+            }
+        })
+    };
+    let quoted_before = before.trim_end_matches(['"', '\'']);
+    let quoted_after = after.trim_start_matches(['"', '\'']);
+    commented
+        || (quoted_before.len() < before.len() || quoted_after.len() < after.len())
+            && (operand(before, true) || operand(after, false))
+}
+
 fn placeholders_in(
     cx: &CheckContext<'_>,
     scalar: &ScalarAt<'_>,
@@ -213,10 +243,45 @@ fn placeholders_in(
     let mut found = Vec::new();
     for re in patterns {
         for m in re.captures_iter(scalar.value).filter_map(|c| c.get(1)) {
+            if tested_or_commented(scalar.value, m.start(), m.end()) {
+                continue;
+            }
             let token = m.as_str();
             let nth = scalar.value[..m.start()].matches(token).count();
             found.push((scope::locate(cx, scalar, token, nth), token.to_string()));
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tested_or_commented;
+
+    fn at(text: &str, token: &str) -> bool {
+        let start = text.find(token).expect("the token");
+        tested_or_commented(text, start, start + token.len())
+    }
+
+    #[test]
+    fn a_script_testing_for_a_placeholder_holds_none() {
+        // j0sh3rs/home-ops: openclaw's start script skips tokens left at their placeholder.
+        assert!(at(
+            "set -e\nif [ -n \"$GITHUB_TOKEN\" ] && [ \"$GITHUB_TOKEN\" != \"CHANGEME\" ]; then\n",
+            "CHANGEME"
+        ));
+        assert!(at("  # Same CHANGEME idiom as above\n", "CHANGEME"));
+        assert!(at("x: 1 # CHANGEME later\n", "CHANGEME"));
+        // Values that are placeholders.
+        assert!(!at("CHANGEME", "CHANGEME"));
+        assert!(!at("PASSWORD=\"CHANGEME\"\n", "CHANGEME"));
+        assert!(!at(
+            "host: https://TBD-gateway.example.com\n",
+            "TBD-gateway"
+        ));
+        assert!(!at(
+            "{\"sha256\": \"TBD-on-acquisition\"}",
+            "TBD-on-acquisition"
+        ));
+    }
 }
