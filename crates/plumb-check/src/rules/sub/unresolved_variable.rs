@@ -235,8 +235,19 @@ fn meant_for_flux(
     scalar: &scope::ScalarAt<'_>,
     r: &varsub::VarRef,
 ) -> bool {
+    if scope::is_script(scalar) && in_comment(scalar.value, r.start) {
+        // Nothing reads a comment of a script: literal text there changes nothing.
+        return false;
+    }
     known.contains(r.name.as_str())
         || (r.has_default && !scope::is_script(scalar) && !scope::is_shell_operator(&r.operator))
+}
+
+/// Whether offset `at` of a script lies on a comment line (`# ...`, not the `#!` line).
+fn in_comment(script: &str, at: usize) -> bool {
+    let start = script[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = script[start..].trim_start();
+    line.starts_with('#') && !line.starts_with("#!")
 }
 
 fn display_dir(path: &str) -> &str {
@@ -244,5 +255,19 @@ fn display_dir(path: &str) -> &str {
         "."
     } else {
         path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_comment;
+
+    #[test]
+    fn a_reference_on_a_comment_line_of_a_script_is_in_a_comment() {
+        // chaijunkin/home-ops: "# ... ReplicationSource is ${APP}-r2" in a job's script.
+        let script = "#!/bin/sh\n  # the source is ${APP}-r2\necho ${APP}\n";
+        assert!(in_comment(script, script.find("${APP}").unwrap()));
+        assert!(!in_comment(script, script.rfind("${APP}").unwrap()));
+        assert!(!in_comment("#!/bin/sh ${X}", 10));
     }
 }
