@@ -14,20 +14,24 @@ fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
-/// The status of Kustomization `database/app` when the operator's targetNamespace is `target`.
-fn app_status(target: &str) -> Status {
+/// A repository whose `clusters/dev`, synced in the `flux bootstrap` layout, holds the Flux
+/// Kustomizations `apps`.
+fn repo(apps: &str) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     let root = repo.path();
+    write(root, "clusters/dev/apps.yaml", apps);
     write(
         root,
         "clusters/dev/flux-system/gotk-sync.yaml",
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  url: https://example.com/ops\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
     );
-    write(
-        root,
-        "clusters/dev/apps.yaml",
-        &format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: operator, namespace: database}}\nspec:\n  path: ./operator\n  targetNamespace: {target}\n  sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: database}}\nspec:\n  path: ./app\n  dependsOn: [{{name: operator}}]\n  sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n  postBuild:\n    substituteFrom:\n      - {{kind: Secret, name: db-secret}}\n"),
-    );
+    repo
+}
+
+/// The status of Kustomization `database/app` when the operator's targetNamespace is `target`.
+fn app_status(target: &str) -> Status {
+    let repo = repo(&format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: operator, namespace: database}}\nspec:\n  path: ./operator\n  targetNamespace: {target}\n  sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: database}}\nspec:\n  path: ./app\n  dependsOn: [{{name: operator}}]\n  sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}\n  postBuild:\n    substituteFrom:\n      - {{kind: Secret, name: db-secret}}\n"));
+    let root = repo.path();
     write(
         root,
         "operator/kustomization.yaml",
@@ -79,18 +83,10 @@ fn a_secret_only_an_unbuilt_kustomization_may_hold_leaves_its_user_unbuilt() {
 
 #[test]
 fn a_source_only_an_unbuilt_kustomization_may_hold_leaves_its_user_unbuilt() {
-    let repo = tempfile::tempdir().unwrap();
-    let root = repo.path();
-    write(
-        root,
-        "clusters/dev/flux-system/gotk-sync.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  url: https://example.com/ops\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec:\n  path: ./clusters/dev\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
-    );
-    write(
-        root,
-        "clusters/dev/apps.yaml",
+    let repo = repo(
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: sources, namespace: flux-system}\nspec:\n  path: ./sources\n  sourceRef: {kind: GitRepository, name: flux-system}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec:\n  path: ./deploy\n  sourceRef: {kind: GitRepository, name: app-repo}\n",
     );
+    let root = repo.path();
     write(
         root,
         "sources/kustomization.yaml",
