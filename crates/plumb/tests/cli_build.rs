@@ -345,24 +345,70 @@ fn notes_and_the_summary_line_say_what_was_assumed_and_built() {
 }
 
 #[test]
-fn json_has_codes_statuses_and_assumptions() {
-    // Offline with an empty cache: the other repositories cannot be had.
+fn json_gives_a_failed_kustomization_its_error_code() {
+    // The checkout's remote says home-ops is this repository: only remote-crds, whose objects
+    // are all in namespace crds, is unavailable, and the typo's GitRepository is missing.
+    let repo = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture("checkout-remote"), repo.path());
+    fs::create_dir_all(repo.path().join(".git")).expect("mkdir .git");
+    fs::write(
+        repo.path().join(".git/config"),
+        "[remote \"origin\"]\n\turl = git@github.com:example/home-ops.git\n",
+    )
+    .expect("write .git/config");
+    fs::write(repo.path().join(".git/HEAD"), "ref: refs/heads/main\n").expect("write HEAD");
+    let (code, doc, err) = offline_json(repo.path(), false);
+    assert_eq!(code, Some(1), "{err}");
+    let typo = doc["kustomizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "typo")
+        .expect("the typo Kustomization");
+    assert_eq!(typo["status"], "failed");
+    assert_eq!(typo["errors"][0]["code"], "source-not-found");
+    assert_eq!(doc["entries"][0]["failed"], 1);
+}
+
+/// `plumb build -o json --offline` (with `-v` when `verbose`) of `repo` with an empty cache,
+/// where the other repositories cannot be had: the exit code, the JSON and standard error.
+fn offline_json(repo: &Path, verbose: bool) -> (Option<i32>, serde_json::Value, String) {
     let cache = tempfile::tempdir().expect("tempdir");
     let cache_dir = cache.path().to_string_lossy().into_owned();
-    let (code, out, err) = run(
-        &[
-            "build",
-            "-o",
-            "json",
-            "-v",
-            "--offline",
-            "--cache-dir",
-            &cache_dir,
-        ],
-        &fixture("checkout-remote"),
-    );
+    let mut args = vec![
+        "build",
+        "-o",
+        "json",
+        "--offline",
+        "--cache-dir",
+        &cache_dir,
+    ];
+    if verbose {
+        args.push("-v");
+    }
+    let (code, out, err) = run(&args, repo);
+    let doc = serde_json::from_str(&out).expect("JSON");
+    (code, doc, err)
+}
+
+/// A copy of the directory tree `from` at `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn json_has_codes_statuses_and_assumptions() {
+    let (code, doc, err) = offline_json(&fixture("checkout-remote"), true);
     assert_eq!(code, Some(1), "{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let status = |name: &str| {
         doc["kustomizations"]
             .as_array()
@@ -378,16 +424,25 @@ fn json_has_codes_statuses_and_assumptions() {
             })
             .unwrap()
     };
-    let (s, errors, _) = status("typo");
-    assert_eq!(s, "failed");
-    assert_eq!(errors[0]["code"], "source-not-found");
+    // Offline, platform's source (this repository, but nothing says so) is another repository
+    // that could not be had: it may define the GitRepository typo names.
+    let (s, errors, reason) = status("typo");
+    assert_eq!(s, "not-built");
+    assert_eq!(errors, serde_json::json!([]));
+    assert!(
+        reason
+            .as_str()
+            .unwrap()
+            .contains("may be an object of Kustomization flux-system/platform"),
+        "{reason}"
+    );
     let (s, _, reason) = status("remote-crds");
     assert_eq!(s, "unavailable");
     assert!(reason
         .as_str()
         .unwrap()
         .contains("https://github.com/example/charts"));
-    assert_eq!(doc["entries"][0]["failed"], 1);
+    assert_eq!(doc["entries"][0]["failed"], 0);
     // Without the checkout's remote, home-ops is another repository too.
     assert_eq!(doc["entries"][0]["unavailable"], 2);
     assert!(
