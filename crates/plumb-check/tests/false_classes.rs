@@ -576,3 +576,24 @@ fn a_dependency_an_unbuilt_kustomization_may_hold_is_not_reported_missing() {
     let found = twin.findings();
     assert_eq!(codes(&found), ["ORD005"], "{found:#?}");
 }
+
+#[test]
+fn a_placeholder_written_throughout_one_object_is_one_finding() {
+    // gavinmcfall/home-ops: a registry file of one ConfigMap gives 21 items the sha256
+    // `TBD-on-acquisition`: one decision to take, one finding.
+    let repo = Repo::new("placeholder-repeated");
+    repo.ks("app", "app", "").file(
+        "app/registry.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: registry, namespace: default}\ndata:\n  registry.json: |\n    [{\"sha256\": \"TBD-on-acquisition\"},\n     {\"sha256\": \"TBD-on-acquisition\"},\n     {\"sha256\": \"TBD-on-acquisition\"}]\n  other: TBD-later\n",
+    );
+    let found = repo.findings();
+    assert_eq!(codes(&found), ["SUB002", "SUB002"], "{found:#?}");
+    assert_eq!(
+        found[0].message,
+        "placeholder `TBD-on-acquisition` reaches ConfigMap default/registry (written 2 more times in it)"
+    );
+    assert_eq!(
+        found[1].message,
+        "placeholder `TBD-later` reaches ConfigMap default/registry"
+    );
+}

@@ -136,7 +136,19 @@ impl Rule for PlaceholderValue {
                 }
             }
         }
+        // A placeholder written several times in one object (21 `"sha256": "TBD-..."` of one
+        // registry file) is one finding, at its first place, counting the others.
+        let mut repeats: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for p in pending.values().filter(|p| p.var.is_none()) {
+            *repeats
+                .entry((p.object.clone(), p.token.clone()))
+                .or_default() += 1;
+        }
+        let mut reported = std::collections::HashSet::new();
         for (location, p) in pending {
+            if p.var.is_none() && !reported.insert((p.object.clone(), p.token.clone())) {
+                continue;
+            }
             let message = match &p.var {
                 Some(var) => {
                     let mut objects: Vec<&str> = p
@@ -151,7 +163,17 @@ impl Rule for PlaceholderValue {
                         objects.join(", ")
                     )
                 }
-                None => format!("placeholder `{}` reaches {}", p.token, p.object),
+                None => {
+                    let more = repeats
+                        .get(&(p.object.clone(), p.token.clone()))
+                        .map_or(0, |n| n - 1);
+                    let also = match more {
+                        0 => String::new(),
+                        1 => " (written once more in it)".to_string(),
+                        n => format!(" (written {n} more times in it)"),
+                    };
+                    format!("placeholder `{}` reaches {}{also}", p.token, p.object)
+                }
             };
             let mut finding = Finding::new(
                 "SUB002",
@@ -204,7 +226,6 @@ fn first_match(text: &str, patterns: &[Regex]) -> Option<String> {
         .map(|m| m.as_str().to_string())
 }
 
-/// Every placeholder in a scalar's value, located in its source.
 /// Whether the placeholder at `start..end` of `text` is code about a placeholder, not one: on
 /// its line, after a comment marker (`#`, `//`), or an operand of a comparison (a script that
 /// checks `[ "$TOKEN" != "CHANGEME" ]` before using the value).
@@ -235,6 +256,7 @@ fn tested_or_commented(text: &str, start: usize, end: usize) -> bool {
             && (operand(before, true) || operand(after, false))
 }
 
+/// Every placeholder in a scalar's value, located in its source.
 fn placeholders_in(
     cx: &CheckContext<'_>,
     scalar: &ScalarAt<'_>,
