@@ -597,3 +597,24 @@ fn a_placeholder_written_throughout_one_object_is_one_finding() {
         "placeholder `TBD-later` reaches ConfigMap default/registry"
     );
 }
+
+#[test]
+fn a_variable_in_a_schema_description_is_prose() {
+    // justingarfield/home-ops commits Flux's gotk-components.yaml, whose Kustomization CRD
+    // explains postBuild with `${var:=default}` in a description; nothing substitutes it there,
+    // and nothing needs to.
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              description: substitutes variables such as ${var:=default}\n";
+    let repo = Repo::new("description-prose");
+    repo.ks("crds", "crds", "").file("crds/crd.yaml", crd);
+    let found = repo.findings();
+    assert_eq!(codes(&found), Vec::<&str>::new(), "{found:#?}");
+
+    // Its twin writes the same text into a ConfigMap's value: that reaches the cluster.
+    let twin = Repo::new("description-prose-twin");
+    twin.ks("app", "app", "").file(
+        "app/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  text: substitutes variables such as ${var:=default}\n",
+    );
+    let found = twin.findings();
+    assert_eq!(codes(&found), ["SUB001"], "{found:#?}");
+}

@@ -239,6 +239,11 @@ fn meant_for_flux(
         // Nothing reads a comment of a script: literal text there changes nothing.
         return false;
     }
+    if scalar.path.last().is_some_and(|k| k == "description") {
+        // Prose: a CRD schema's description (Flux's own gotk-components.yaml explains
+        // `${var:=default}`) is documentation, which literal text does not break.
+        return false;
+    }
     known.contains(r.name.as_str())
         || (r.has_default && !scope::is_script(scalar) && !scope::is_shell_operator(&r.operator))
 }
