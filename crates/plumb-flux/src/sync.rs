@@ -156,6 +156,20 @@ impl ClusterSync {
         }
     }
 
+    /// The sync of an object whose file names no namespace, placed in `namespace`: the
+    /// targetNamespace of the Flux Kustomization that applies the file. The operator creates
+    /// the sync's source and Kustomization in the FluxInstance's namespace, named after it
+    /// unless `sync.name` says otherwise.
+    fn place_in(&mut self, namespace: &str) {
+        let old = std::mem::replace(&mut self.source.namespace, namespace.to_string());
+        if self.instance["sync"].get("name").is_none() {
+            self.source.name = namespace.to_string();
+        }
+        self.via = self
+            .via
+            .replacen(&format!(" {old}/"), &format!(" {namespace}/"), 1);
+    }
+
     /// Whether the Flux this sync's FluxInstance installs substitutes leniently: a pinned
     /// version before 2.9 (kustomize-controller v1.9 made strict substitution the default).
     pub fn lenient_flux(&self) -> bool {
@@ -349,6 +363,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
+    // Syncs of objects whose file names no namespace (by index, with the file's directory), and
+    // the targetNamespace of each Kustomization's path that sets one: the Kustomization that
+    // applies the file decides the namespace.
+    let mut unplaced: Vec<(usize, String)> = Vec::new();
+    let mut targets: Vec<(String, String)> = Vec::new();
     // The remote entries of each directory's kustomization file.
     let mut remote: Vec<(String, String)> = Vec::new();
     discovery.checkout = checkout.clone();
@@ -403,6 +422,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             if let Some(sync) = ClusterSync::from_flux_instance(object)
                 .or_else(|| ClusterSync::from_helm_release(object))
             {
+                let named = object.value["metadata"].get("namespace").is_some()
+                    || object.value["spec"].get("targetNamespace").is_some();
+                if !named {
+                    unplaced.push((discovery.syncs.len(), dir_rel.clone()));
+                }
                 discovery.syncs.push(sync);
             } else if object.is(OPERATOR_GROUP, "ResourceSet") {
                 discovery.syncs.extend(generated_syncs(object, &objects));
@@ -429,9 +453,23 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                         .push((p.clone(), object.clone()));
                 }
             }
+            if let Some(target) = object.str_at(&["spec", "targetNamespace"]) {
+                if !target.is_empty() {
+                    targets.push((p.clone(), target.to_string()));
+                }
+            }
             if has_source {
                 kustomizations.push((dir_rel.clone(), p, source_ref));
             }
+        }
+    }
+    for (i, dir) in unplaced {
+        let nearest = targets
+            .iter()
+            .filter(|(path, _)| !path.is_empty() && is_within(&dir, path))
+            .max_by_key(|(path, _)| path.len());
+        if let Some((_, namespace)) = nearest {
+            discovery.syncs[i].place_in(namespace);
         }
     }
     for (_, path, _) in &kustomizations {
@@ -1204,6 +1242,46 @@ mod tests {
         );
         assert!(
             sync.via.ends_with("whose sync path kubernetes/clusters/${CLUSTER}/bootstrap names kubernetes/clusters/lab/bootstrap"),
+            "{}",
+            sync.via
+        );
+    }
+
+    /// soulwhisper/home-ops: the flux-instance HelmRelease's file names no namespace; the
+    /// Kustomization that applies it puts it in gitops-system, so the operator's sync objects
+    /// are gitops-system/gitops-system, which the repository's Kustomizations use.
+    #[test]
+    fn a_sync_whose_file_names_no_namespace_is_in_the_target_namespace_applying_it() {
+        let tree = tempfile::tempdir().unwrap();
+        for (rel, text) in [
+            (
+                "kubernetes/apps/gitops-system/flux-instance/app/helmrelease.yaml",
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: flux-instance}\nspec:\n  chartRef: {kind: OCIRepository, name: flux-instance}\n  values:\n    instance:\n      sync: {kind: GitRepository, url: https://github.com/example/home-ops.git, ref: refs/heads/main, path: kubernetes/flux/cluster}\n",
+            ),
+            (
+                "kubernetes/apps/gitops-system/flux-instance/ks.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-instance}\nspec:\n  targetNamespace: gitops-system\n  path: ./kubernetes/apps/gitops-system/flux-instance/app\n  sourceRef: {kind: GitRepository, name: gitops-system, namespace: gitops-system}\n",
+            ),
+            (
+                "kubernetes/flux/cluster/cluster.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: gitops-system}\nspec:\n  path: ./kubernetes/apps\n  sourceRef: {kind: GitRepository, name: gitops-system}\n",
+            ),
+        ] {
+            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
+            std::fs::write(tree.path().join(rel), text).unwrap();
+        }
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        let sync = found
+            .sync_for("kubernetes/flux/cluster", &[])
+            .expect("the sync of kubernetes/flux/cluster");
+        assert_eq!(
+            sync.source,
+            ObjectRef::new("GitRepository", "gitops-system", "gitops-system")
+        );
+        assert!(
+            sync.via
+                .starts_with("HelmRelease gitops-system/flux-instance "),
             "{}",
             sync.via
         );
