@@ -401,7 +401,10 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 let known = o.name() == BOOTSTRAP_NAME
                     || o.str_at(&["spec", "url"])
                         .is_some_and(|url| checkout.is_checked_out(url, reference));
-                let unknown = !known && checkout.cannot_say(reference);
+                let unknown = !known
+                    && (checkout.cannot_say(reference)
+                        || o.str_at(&["spec", "url"])
+                            .is_some_and(|url| checkout.may_fork(url, reference)));
                 (known || unknown).then(|| {
                     let id = ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
                     (id, known)
@@ -869,6 +872,28 @@ impl Checkout {
     pub fn cannot_say(&self, reference: &serde_json::Value) -> bool {
         self.remotes.is_empty() && !reference.as_object().is_some_and(pinned)
     }
+
+    /// Whether a GitRepository of `url` at `reference` may be a fork's upstream of this
+    /// checkout: `url` is none of its remotes, yet names a repository of the same name as one
+    /// of them (`github.com/me/home-ops` cloned, `github.com/owner/home-ops` synced), at the
+    /// checked-out branch or no ref. A fork keeps the upstream's files, URLs included.
+    pub fn may_fork(&self, url: &str, reference: &serde_json::Value) -> bool {
+        let url = normalize_git_url(url);
+        let name = |u: &str| u.rsplit('/').next().unwrap_or(u).to_string();
+        if self.remotes.contains(&url) || !self.remotes.iter().any(|r| name(r) == name(&url)) {
+            return false;
+        }
+        let Some(r) = reference.as_object().filter(|r| !r.is_empty()) else {
+            return true;
+        };
+        if pinned(r) {
+            return false;
+        }
+        match (r.get("branch").and_then(|v| v.as_str()), &self.branch) {
+            (Some(wanted), Some(current)) => wanted == current,
+            _ => true,
+        }
+    }
 }
 
 /// A `spec.ref` naming a fixed revision: a tag, semver range, commit or ref name.
@@ -1179,6 +1204,18 @@ mod tests {
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["kubernetes/main/flux"]);
+        // A fork's clone (its remote another owner's repository of the same name) is the
+        // branch its upstream's root Kustomization syncs.
+        let fork = Checkout {
+            remotes: vec![normalize_git_url("git@github.com:someone/home-ops.git")],
+            branch: Some("main".into()),
+        };
+        let found = discover_in(&root, &[], fork);
+        assert!(
+            found.entries.iter().any(|e| e == "kubernetes/main/flux"),
+            "{:?}",
+            found.entries
+        );
         // A clone of another repository says what it is: none of these.
         let elsewhere = Checkout {
             remotes: vec![normalize_git_url("https://github.com/example/other.git")],
@@ -1387,6 +1424,15 @@ mod tests {
         assert!(!at(serde_json::json!({"branch": "main", "tag": "v1"})));
         assert!(!at(serde_json::json!({"commit": "0123"})));
         assert!(!checkout.is_checked_out("https://github.com/org/other", &Value::Null));
+        // The upstream of a fork: another owner's `ops`, at the checked-out branch.
+        assert!(checkout.may_fork("https://github.com/upstream/ops", &Value::Null));
+        assert!(!checkout.may_fork(
+            "https://github.com/upstream/ops",
+            &serde_json::json!({"branch": "dev-team"})
+        ));
+        assert!(!checkout.may_fork("https://github.com/upstream/other", &Value::Null));
+        // The checkout's own URL at another branch is another tree, not a fork.
+        assert!(!checkout.may_fork(url, &serde_json::json!({"branch": "dev-team"})));
         let detached = Checkout {
             branch: None,
             ..checkout.clone()
