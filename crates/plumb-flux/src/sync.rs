@@ -851,9 +851,12 @@ impl Checkout {
     /// branch. A tag, semver range, commit or ref name is another revision, and so is another
     /// branch.
     pub fn is_checked_out(&self, url: &str, reference: &serde_json::Value) -> bool {
-        if !self.remotes.contains(&normalize_git_url(url)) {
-            return false;
-        }
+        self.remotes.contains(&normalize_git_url(url)) && self.at_checked_out_branch(reference)
+    }
+
+    /// Whether `spec.ref` `reference` fetches the checked-out branch: no ref (the default
+    /// branch) or that branch; a tag, semver range, commit or ref name is a fixed revision.
+    fn at_checked_out_branch(&self, reference: &serde_json::Value) -> bool {
         let Some(r) = reference.as_object().filter(|r| !r.is_empty()) else {
             return true;
         };
@@ -880,19 +883,9 @@ impl Checkout {
     pub fn may_fork(&self, url: &str, reference: &serde_json::Value) -> bool {
         let url = normalize_git_url(url);
         let name = |u: &str| u.rsplit('/').next().unwrap_or(u).to_string();
-        if self.remotes.contains(&url) || !self.remotes.iter().any(|r| name(r) == name(&url)) {
-            return false;
-        }
-        let Some(r) = reference.as_object().filter(|r| !r.is_empty()) else {
-            return true;
-        };
-        if pinned(r) {
-            return false;
-        }
-        match (r.get("branch").and_then(|v| v.as_str()), &self.branch) {
-            (Some(wanted), Some(current)) => wanted == current,
-            _ => true,
-        }
+        !self.remotes.contains(&url)
+            && self.remotes.iter().any(|r| name(r) == name(&url))
+            && self.at_checked_out_branch(reference)
     }
 }
 
