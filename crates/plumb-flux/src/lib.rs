@@ -43,6 +43,6 @@ pub mod source;
 pub mod sync;
 pub mod timing;
 mod trees;
-mod unseen;
+pub mod unseen;
 pub mod varsub;
 pub mod yaml_json;

@@ -1,13 +1,37 @@
 //! What the build of a cluster did not see: Kustomizations that were not built (their source
-//! or a remote resource could not be fetched, their source is another repository; one that
-//! failed applies nothing in the cluster either, so what it would hold is missing there too). Their objects are unknown, so a ConfigMap, Secret or source that no built
-//! Kustomization produces may still be theirs: a Kustomization that needs one is then not
-//! built either, for that reason, rather than failed for a mistake that may not be there.
+//! or a remote resource could not be fetched, their source is another repository). Their
+//! objects are unknown, so a ConfigMap, Secret, source or dependency that no built
+//! Kustomization produces may still be theirs: a Kustomization that needs one is then not built
+//! either, for that reason, and a check stays silent rather than report a mistake that may not
+//! be there. One that failed applies nothing in the cluster, so what it would hold is missing
+//! there too, and is reported as missing.
+//!
+//! Their `targetNamespace` bounds where they can hold anything: Flux sets it on every
+//! namespaced object a Kustomization applies.
 
+use crate::build::{KustomizationBuild, Status};
 use crate::model::FluxKustomization;
 
-/// The Kustomizations not built so far, each with the namespace every namespaced object of it
-/// is in (`targetNamespace`), if it sets one.
+/// Whether a Kustomization with `target_namespace` could apply a namespaced object in
+/// `namespace`: it sets none (an empty one is none), or that one.
+fn reaches(target_namespace: Option<&str>, namespace: &str) -> bool {
+    target_namespace.is_none_or(|t| t.is_empty() || t == namespace)
+}
+
+/// The first Kustomization of a cluster's build that was not built (not failed) and could hold
+/// a namespaced object in `namespace`.
+pub fn unbuilt_holder<'a>(
+    kustomizations: &'a [KustomizationBuild],
+    namespace: &str,
+) -> Option<&'a KustomizationBuild> {
+    kustomizations.iter().find(|k| {
+        !k.synthetic
+            && matches!(k.status, Status::NotBuilt(_) | Status::Unavailable(_))
+            && reaches(k.kustomization.target_namespace.as_deref(), namespace)
+    })
+}
+
+/// The Kustomizations not built so far in a build under way, each with its `targetNamespace`.
 #[derive(Debug, Default)]
 pub(crate) struct Unseen {
     kustomizations: Vec<(String, Option<String>)>,
@@ -15,15 +39,15 @@ pub(crate) struct Unseen {
 
 impl Unseen {
     pub(crate) fn add(&mut self, ks: &FluxKustomization) {
-        let target = ks.target_namespace.clone().filter(|t| !t.is_empty());
-        self.kustomizations.push((ks.key(), target));
+        self.kustomizations
+            .push((ks.key(), ks.target_namespace.clone()));
     }
 
     /// The first Kustomization not built that could hold a namespaced object in `namespace`.
     pub(crate) fn may_hold(&self, namespace: &str) -> Option<&str> {
         self.kustomizations
             .iter()
-            .find(|(_, target)| target.as_deref().is_none_or(|t| t == namespace))
+            .find(|(_, target)| reaches(target.as_deref(), namespace))
             .map(|(key, _)| key.as_str())
     }
 
@@ -38,7 +62,8 @@ impl Unseen {
 
 #[cfg(test)]
 mod tests {
-    use super::Unseen;
+    use super::{unbuilt_holder, Unseen};
+    use crate::build::{KustomizationBuild, Status};
     use crate::model::{FluxKustomization, Object};
 
     fn ks(name: &str, target: Option<&str>) -> FluxKustomization {
@@ -57,6 +82,21 @@ mod tests {
         })
     }
 
+    fn built(target: Option<&str>, status: Status) -> KustomizationBuild {
+        KustomizationBuild {
+            kustomization: ks("a", target),
+            path: "x".into(),
+            source: "GitRepository/flux-system/flux-system".into(),
+            parent: None,
+            chain: vec![],
+            objects: vec![],
+            diagnostics: vec![],
+            synthetic: false,
+            status,
+            seconds: 0.0,
+        }
+    }
+
     #[test]
     fn an_unbuilt_kustomization_may_hold_objects_only_where_its_target_namespace_puts_them() {
         let mut unseen = Unseen::default();
@@ -69,5 +109,23 @@ mod tests {
         assert!(unseen
             .reason("Secret database/s", "database")
             .is_some_and(|r| r.contains("Kustomization flux-system/anywhere")));
+    }
+
+    #[test]
+    fn only_an_unbuilt_kustomization_that_can_reach_the_namespace_hides_an_object() {
+        let unavailable = Status::Unavailable("offline".into());
+        let holder = |k: KustomizationBuild, ns: &str| unbuilt_holder(&[k], ns).is_some();
+        assert!(!holder(built(None, Status::Built), "database"));
+        assert!(!holder(
+            built(Some("media"), unavailable.clone()),
+            "database"
+        ));
+        assert!(holder(built(Some("media"), unavailable), "media"));
+        assert!(holder(
+            built(None, Status::NotBuilt("remote".into())),
+            "database"
+        ));
+        // One that failed applies nothing in the cluster: what it would hold is missing there.
+        assert!(!holder(built(None, Status::Failed), "database"));
     }
 }

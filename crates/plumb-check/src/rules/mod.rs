@@ -49,7 +49,6 @@ pub mod sub;
 pub(crate) mod ord;
 mod own;
 mod refs;
-mod unseen;
 
 mod det;
 mod releases;

@@ -1,8 +1,8 @@
 use super::list_item;
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
-use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::model::{HelmRelease, HELM_GROUP};
+use plumb_flux::unseen::unbuilt_holder;
 
 /// ## What it does
 /// Finds `dependsOn` entries of Flux Kustomizations and HelmReleases that name an object no
@@ -60,7 +60,7 @@ impl Rule for MissingDependency {
                 let ks = &k.kustomization;
                 for (j, dep) in ks.depends_on.iter().enumerate() {
                     if kustomizations.contains(&dep.key())
-                        || unbuilt_may_create(entry, &dep.namespace)
+                        || unbuilt_holder(&entry.kustomizations, &dep.namespace).is_some()
                     {
                         continue;
                     }
@@ -111,7 +111,9 @@ impl Rule for MissingDependency {
                         "HelmRelease" => &release_keys,
                         _ => &kustomizations,
                     };
-                    if known.contains(&dep.key()) || unbuilt_may_create(entry, &dep.namespace) {
+                    if known.contains(&dep.key())
+                        || unbuilt_holder(&entry.kustomizations, &dep.namespace).is_some()
+                    {
                         continue;
                     }
                     out.push(

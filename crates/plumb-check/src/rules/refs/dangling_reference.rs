@@ -1,9 +1,9 @@
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
 use crate::rules::ord::{claimed_by, list_item};
-use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::{HelmRelease, Object, ObjectRef, HELM_GROUP};
+use plumb_flux::unseen::unbuilt_holder;
 
 /// ## What it does
 /// Finds references of Flux objects that point at nothing: a Kustomization's `sourceRef` or
@@ -82,7 +82,7 @@ impl Rule for DanglingReference {
                             .iter()
                             .any(|m| m.matches(&source.kind, &source.namespace, &source.name))
                         || generated_helm_chart(entry, source)
-                        || unbuilt_may_create(entry, &source.namespace);
+                        || unbuilt_holder(&entry.kustomizations, &source.namespace).is_some();
                     if !known {
                         let field: &[&str] = if object.value["spec"].get("chartRef").is_some() {
                             &["spec", "chartRef", "name"]
@@ -166,7 +166,7 @@ impl DanglingReference {
             if optional
                 || name.is_empty()
                 || produced(entry, kind, &hr.namespace, name)
-                || unbuilt_may_create(entry, &hr.namespace)
+                || unbuilt_holder(&entry.kustomizations, &hr.namespace).is_some()
             {
                 continue;
             }

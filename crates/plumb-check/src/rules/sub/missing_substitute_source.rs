@@ -1,8 +1,8 @@
 use super::scope::{self, Produced};
 use crate::finding::Finding;
 use crate::rule::{CheckContext, Rule};
-use crate::rules::unseen::unbuilt_may_create;
 use plumb_flux::postbuild::ObjectLookup;
+use plumb_flux::unseen::unbuilt_holder;
 use std::collections::HashSet;
 
 /// ## What it does
@@ -70,7 +70,7 @@ impl Rule for MissingSubstituteSource {
                             && produced
                                 .runtime_secret(&flux.namespace, &reference.name)
                                 .is_some())
-                        || unbuilt_may_create(entry, &flux.namespace)
+                        || unbuilt_holder(&entry.kustomizations, &flux.namespace).is_some()
                     {
                         continue;
                     }
