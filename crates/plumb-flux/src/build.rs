@@ -1308,6 +1308,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
             own: &objects,
             own_runtime: std::cell::OnceCell::new(),
         };
+        // A required object that no built Kustomization produces, and one that was not built
+        // may hold: this Kustomization is not built either.
+        let mut unseen = None;
         for r in &post.substitute_from {
             // Read as collect_vars reads it: an object of the cluster, else one of its own, else
             // a Secret created at runtime by an object of the cluster, else by one of its own.
@@ -1326,20 +1329,13 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     created_by: own_runtime.map(|s| s.producer.clone()),
                 });
             }
-        }
-        let unseen = post
-            .substitute_from
-            .iter()
-            .filter(|r| !r.optional)
-            .find_map(|r| {
-                let (ns, name) = (ks.namespace.as_str(), r.name.as_str());
-                let missing = lookup.find(&r.kind, ns, name).is_none()
-                    && (r.kind != "Secret" || lookup.runtime_secret(ns, name).is_none());
+            let missing = found.is_none()
+                && (r.kind != "Secret" || lookup.runtime_secret(ns, name).is_none());
+            if missing && !r.optional && unseen.is_none() {
                 let what = format!("substituteFrom {} {ns}/{name}", r.kind);
-                missing
-                    .then(|| ctx.produced.unseen.reason(&what, ns))
-                    .flatten()
-            });
+                unseen = ctx.produced.unseen.reason(&what, ns);
+            }
+        }
         if let Some(why) = unseen {
             return Built::unbuilt(rel, Some(why), None);
         }
