@@ -398,13 +398,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
             .filter_map(|o| {
                 let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
+                let url = o.str_at(&["spec", "url"]);
                 let known = o.name() == BOOTSTRAP_NAME
-                    || o.str_at(&["spec", "url"])
-                        .is_some_and(|url| checkout.is_checked_out(url, reference));
+                    || url.is_some_and(|url| checkout.is_checked_out(url, reference));
                 let unknown = !known
                     && (checkout.cannot_say(reference)
-                        || o.str_at(&["spec", "url"])
-                            .is_some_and(|url| checkout.may_fork(url, reference)));
+                        || url.is_some_and(|url| checkout.may_fork(url, reference)));
                 (known || unknown).then(|| {
                     let id = ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
                     (id, known)
@@ -1103,6 +1102,16 @@ mod tests {
         assert_eq!(self_and_ancestors("").collect::<Vec<_>>(), [""]);
     }
 
+    /// A temporary repository holding `files` (path from its root, text).
+    fn repository<T: AsRef<str>>(files: &[(&str, T)]) -> tempfile::TempDir {
+        let tree = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
+            std::fs::write(tree.path().join(rel), text.as_ref()).unwrap();
+        }
+        tree
+    }
+
     /// Through a symlink to the repository, the walk's paths are not the files' real paths and
     /// are not told to the file system as such; what discovery finds is the same.
     #[test]
@@ -1132,10 +1141,9 @@ mod tests {
     /// them.
     #[test]
     fn remote_entries_of_kustomization_files_are_listed_once() {
-        let tree = tempfile::tempdir().unwrap();
         let crd = "https://raw.githubusercontent.com/example/op/v1.0.0/crd.yaml";
         let base = "github.com/example/app//deploy?ref=v2";
-        for (rel, text) in [
+        let tree = repository(&[
             (
                 "apps/a/kustomization.yaml",
                 format!("resources:\n  - {crd}\n  - ../b\n  - {base}\n"),
@@ -1158,10 +1166,7 @@ mod tests {
                 "apps/c/values.yaml",
                 "resources:\n  - https://example.com/not-a-kustomization.yaml\n".to_string(),
             ),
-        ] {
-            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
-            std::fs::write(tree.path().join(rel), text).unwrap();
-        }
+        ]);
         let found = discover(&tree.path().canonicalize().unwrap(), &[]);
         assert_eq!(found.remote_entries, [crd, base]);
     }
@@ -1173,11 +1178,10 @@ mod tests {
     /// a tag are not.
     #[test]
     fn a_tree_without_a_remote_is_the_branch_its_root_kustomization_syncs() {
-        let tree = tempfile::tempdir().unwrap();
         let sync = |source: &str, reference: &str, path: &str| {
             format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {source}, namespace: flux-system}}\nspec:\n  url: https://github.com/example/{source}.git\n  ref: {reference}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {source}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
         };
-        for (rel, text) in [
+        let tree = repository(&[
             (
                 "kubernetes/main/flux/config/cluster.yaml",
                 sync("home-ops", "{branch: main}", "./kubernetes/main/flux"),
@@ -1190,10 +1194,7 @@ mod tests {
                 "kubernetes/old/flux/config/cluster.yaml",
                 sync("pinned", "{tag: v1.0.0}", "./kubernetes/old/flux"),
             ),
-        ] {
-            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
-            std::fs::write(tree.path().join(rel), text).unwrap();
-        }
+        ]);
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["kubernetes/main/flux"]);
@@ -1228,11 +1229,10 @@ mod tests {
     /// none.
     #[test]
     fn a_sync_path_with_a_variable_names_each_directory_it_matches() {
-        let tree = tempfile::tempdir().unwrap();
         let release = |path: &str| {
             format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: flux-instance, namespace: flux-system}}\nspec:\n  chart:\n    spec:\n      chart: flux-instance\n      sourceRef: {{kind: HelmRepository, name: controlplane}}\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/home-ops\n        ref: refs/heads/main\n        path: {path}\n")
         };
-        for (rel, text) in [
+        let tree = repository(&[
             (
                 "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
                 release("kubernetes/clusters/${CLUSTER}/bootstrap"),
@@ -1250,10 +1250,7 @@ mod tests {
                 "kubernetes/clusters/lab/apps/entrypoint.yaml",
                 String::from("kind: ConfigMap\n"),
             ),
-        ] {
-            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
-            std::fs::write(tree.path().join(rel), text).unwrap();
-        }
+        ]);
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(
@@ -1282,8 +1279,7 @@ mod tests {
     /// are gitops-system/gitops-system, which the repository's Kustomizations use.
     #[test]
     fn a_sync_whose_file_names_no_namespace_is_in_the_target_namespace_applying_it() {
-        let tree = tempfile::tempdir().unwrap();
-        for (rel, text) in [
+        let tree = repository(&[
             (
                 "kubernetes/apps/gitops-system/flux-instance/app/helmrelease.yaml",
                 "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: flux-instance}\nspec:\n  chartRef: {kind: OCIRepository, name: flux-instance}\n  values:\n    instance:\n      sync: {kind: GitRepository, url: https://github.com/example/home-ops.git, ref: refs/heads/main, path: kubernetes/flux/cluster}\n",
@@ -1296,10 +1292,7 @@ mod tests {
                 "kubernetes/flux/cluster/cluster.yaml",
                 "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-apps, namespace: gitops-system}\nspec:\n  path: ./kubernetes/apps\n  sourceRef: {kind: GitRepository, name: gitops-system}\n",
             ),
-        ] {
-            std::fs::create_dir_all(tree.path().join(rel).parent().unwrap()).unwrap();
-            std::fs::write(tree.path().join(rel), text).unwrap();
-        }
+        ]);
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         let sync = found
