@@ -144,11 +144,15 @@ impl Rule for PlaceholderValue {
                 .entry((p.object.clone(), p.token.clone()))
                 .or_default() += 1;
         }
-        let mut reported = std::collections::HashSet::new();
         for (location, p) in pending {
-            if p.var.is_none() && !reported.insert((p.object.clone(), p.token.clone())) {
-                continue;
-            }
+            // The first place of a written placeholder takes its count; the others have none.
+            let written = match &p.var {
+                Some(_) => 0,
+                None => match repeats.remove(&(p.object.clone(), p.token.clone())) {
+                    Some(n) => n,
+                    None => continue,
+                },
+            };
             let message = match &p.var {
                 Some(var) => {
                     let mut objects: Vec<&str> = p
@@ -164,10 +168,7 @@ impl Rule for PlaceholderValue {
                     )
                 }
                 None => {
-                    let more = repeats
-                        .get(&(p.object.clone(), p.token.clone()))
-                        .map_or(0, |n| n - 1);
-                    let also = match more {
+                    let also = match written - 1 {
                         0 => String::new(),
                         1 => " (written once more in it)".to_string(),
                         n => format!(" (written {n} more times in it)"),
@@ -230,10 +231,7 @@ fn first_match(text: &str, patterns: &[Regex]) -> Option<String> {
 /// its line, after a comment marker (`#`, `//`), or an operand of a comparison (a script that
 /// checks `[ "$TOKEN" != "CHANGEME" ]` before using the value).
 fn tested_or_commented(text: &str, start: usize, end: usize) -> bool {
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
-    let before = &text[line_start..start];
-    let after = &text[end..line_end];
+    let (before, after) = scope::line_around(text, start, end);
     let opening = before.trim_start();
     let commented = opening.starts_with('#')
         || opening.starts_with("//")

@@ -361,6 +361,13 @@ const SCRIPT_KEYS: &[&str] = &[
     "entrypoint",
 ];
 
+/// The text of `text`'s line before `start` and after `end` (offsets within one line).
+pub(crate) fn line_around(text: &str, start: usize, end: usize) -> (&str, &str) {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    (&text[line_start..start], &text[end..line_end])
+}
+
 /// Whether a scalar is shell text: a script (`#!`), a file named like one (`backup.sh` in a
 /// ConfigMap), or part of a command line.
 pub(crate) fn is_script(scalar: &ScalarAt<'_>) -> bool {

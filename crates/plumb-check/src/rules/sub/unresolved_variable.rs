@@ -250,9 +250,8 @@ fn meant_for_flux(
 
 /// Whether offset `at` of a script lies on a comment line (`# ...`, not the `#!` line).
 fn in_comment(script: &str, at: usize) -> bool {
-    let start = script[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = script[start..].trim_start();
-    line.starts_with('#') && !line.starts_with("#!")
+    let opening = scope::line_around(script, at, at).0.trim_start();
+    opening.starts_with('#') && !opening.starts_with("#!")
 }
 
 fn display_dir(path: &str) -> &str {
