@@ -31,6 +31,7 @@ fn fail(node: &Node, message: String) -> YamlError {
 
 fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
     match &node.kind {
+        NodeKind::Scalar(_) if empty_in_flow(node) => Ok(Value::String(String::new())),
         NodeKind::Scalar(s) => {
             let resolved = resolve(s, Schema::Kustomize).map_err(|e| fail(node, e.to_string()))?;
             match resolved {
@@ -63,6 +64,32 @@ fn convert(node: &Node, top: bool) -> Result<Value, YamlError> {
             Ok(Value::Object(map))
         }
     }
+}
+
+/// Whether `node` is a value left empty in a flow collection (`{a: , b: 1}`, `{a, b: 1}`,
+/// `[a: ]`): null as it is read, but go-yaml v3 writes an empty plain scalar inside a flow
+/// collection single-quoted (`{a: '', b: 1}`), so that kustomize, which reads what it writes
+/// back, gives the empty string. An empty value in a block collection is written empty and
+/// stays null. The parser leaves such a value zero-length, and `~` written out is null
+/// anywhere.
+fn empty_in_flow(node: &Node) -> bool {
+    let (NodeKind::Scalar(s), Some(span)) = (&node.kind, &node.span) else {
+        return false;
+    };
+    s.style == ScalarStyle::Plain
+        && s.tag.is_none()
+        && (s.value.is_empty() || s.value == "~")
+        && span.start == span.end
+        && {
+            // Where the parser puts the empty value: at the `:` before it, or where the `,`
+            // or `}` after a key written alone is.
+            let text = span.file.text().as_bytes();
+            let rest = &text[span.start.min(text.len())..];
+            let rest = rest.strip_prefix(b":").unwrap_or(rest);
+            rest.iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| matches!(b, b',' | b'}' | b']'))
+        }
 }
 
 /// Whether [`to_json`] of `node` gives `value`, told without building that value: how a
