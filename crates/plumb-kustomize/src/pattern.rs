@@ -153,7 +153,11 @@ mod tests {
     fn a_brace_that_begins_no_repetition_is_a_literal_as_in_go() {
         // What kustomize's Go regexp matches with each anchored pattern.
         let cases: &[(&str, &[&str], &[&str])] = &[
-            (r"postgres-\${APP}", &["postgres-${APP}"], &["postgres-", "postgres-x"]),
+            (
+                r"postgres-\${APP}",
+                &["postgres-${APP}"],
+                &["postgres-", "postgres-x"],
+            ),
             ("a{APP}", &["a{APP}"], &["a"]),
             ("a{2}", &["aa"], &["a{2}", "a"]),
             ("a{1,}", &["a", "aaa"], &["a{1,}"]),
