@@ -14,9 +14,10 @@ use std::path::Path;
 /// repository is read, built or not: a file Flux never applies is still in Git's history.
 /// Values that hold a `${VAR}` reference are templates that substitution fills in, keys
 /// that name an account (`username`, `POSTGRES_USER`) and references to a secret manager
-/// (`op://`, `vault:`, `ref+vault://`, `secret://`...) hold no credential, and PEM certificates
-/// (`ca.crt`, `tls.crt`) are public: none is reported. The finding
-/// points at the first key with a value.
+/// (`op://`, `vault:`, `ref+vault://`, `secret://`...) hold no credential, PEM certificates
+/// (`ca.crt`, `tls.crt`) are public, a service's bare address (`redis://dragonfly:6379`) and an
+/// Alertmanager configuration whose credentials are read from files give nothing away: none
+/// is reported. The finding points at the first key with a value.
 ///
 /// ## Why is this bad?
 /// Everyone who can clone the repository, every CI runner and every fork now has the password,
@@ -92,6 +93,152 @@ fn is_plaintext(value: &str) -> bool {
         && !value.contains("${")
         && !is_secret_reference(value)
         && !is_certificate(value)
+        && !is_bare_address(value)
+        && !is_alertmanager_config_without_credentials(value)
+}
+
+/// The fields of Alertmanager's configuration that hold a credential (its documentation's
+/// `<secret>` fields, and the webhook URLs that carry one in their path), each of which has a
+/// `*_file` twin that reads it from a file instead.
+const ALERTMANAGER_CREDENTIALS: &[&str] = &[
+    "smtp_auth_password",
+    "smtp_auth_secret",
+    "auth_password",
+    "auth_secret",
+    "slack_api_url",
+    "api_url",
+    "api_key",
+    "api_secret",
+    "opsgenie_api_key",
+    "victorops_api_key",
+    "wechat_api_secret",
+    "telegram_bot_token",
+    "bot_token",
+    "token",
+    "user_key",
+    "routing_key",
+    "service_key",
+    "webhook_url",
+    "url",
+    "password",
+    "credentials",
+    "bearer_token",
+    "client_secret",
+];
+
+/// Whether the value is an Alertmanager configuration (`route:` and `receivers:`, kept in a
+/// Secret as prometheus-operator expects) with no credential written in it: each of its
+/// credential fields empty, a `${VAR}` substitution fills in, or an address inside the
+/// cluster (`http://robusta-runner.observability.svc.cluster.local/api/alerts`); the
+/// credentials read from files (`api_url_file`, `token_file`). One written in is plaintext.
+fn is_alertmanager_config_without_credentials(value: &str) -> bool {
+    if !value.contains("receivers:") || !value.contains("route:") {
+        return false;
+    }
+    let Ok(docs) = plumb_yaml::parse_documents("alertmanager.yaml", value) else {
+        return false;
+    };
+    let [config] = docs.as_slice() else {
+        return false;
+    };
+    if config.get("route").is_none() || config.get("receivers").is_none() {
+        return false;
+    }
+    fn credential_written(node: &Node) -> bool {
+        match &node.kind {
+            plumb_yaml::NodeKind::Mapping(entries) => entries.iter().any(|(k, v)| {
+                let credential = k
+                    .scalar_value()
+                    .is_some_and(|k| ALERTMANAGER_CREDENTIALS.contains(&k));
+                match v.scalar_value() {
+                    Some(text) if credential => {
+                        let text = text.trim();
+                        !text.is_empty() && !text.contains("${") && !is_cluster_address(text)
+                    }
+                    _ => credential_written(v),
+                }
+            }),
+            plumb_yaml::NodeKind::Sequence(items) => items.iter().any(credential_written),
+            plumb_yaml::NodeKind::Scalar(_) => false,
+        }
+    }
+    !credential_written(config)
+}
+
+/// Whether the value is an HTTP address of a Service of the cluster (`http://name`,
+/// `http://name.namespace.svc`, `...svc.cluster.local`), with no user, password or query:
+/// where an in-cluster receiver listens, not a third party's webhook with its token.
+fn is_cluster_address(value: &str) -> bool {
+    let Some(rest) = value
+        .strip_prefix("http://")
+        .or_else(|| value.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    if rest.contains(['@', '?', '#']) || rest.contains(char::is_whitespace) {
+        return false;
+    }
+    let host_port = rest.split('/').next().unwrap_or_default();
+    let host = host_port.split(':').next().unwrap_or_default();
+    !host.is_empty()
+        && (!host.contains('.')
+            || host.ends_with(".svc")
+            || host.ends_with(".svc.cluster.local")
+            || host.ends_with(".cluster.local"))
+}
+
+/// Schemes of services whose URL, past the host, names at most a database or a number: a
+/// Redis, SQL, document, message or directory server.
+const SERVICE_SCHEMES: &[&str] = &[
+    "redis",
+    "rediss",
+    "valkey",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "mariadb",
+    "mongodb",
+    "mongodb+srv",
+    "clickhouse",
+    "memcached",
+    "amqp",
+    "amqps",
+    "nats",
+    "kafka",
+    "ldap",
+    "ldaps",
+    "smtp",
+    "smtps",
+    "tcp",
+    "udp",
+];
+
+/// Whether the value is only where a service listens (`redis://dragonfly:6379`,
+/// `postgres://db.default.svc:5432/app`, `http://minio:9000`), which charts often read from
+/// a Secret: no user or password (`@`), no query or fragment, where a token can ride, past
+/// the host at most a database's name, and for HTTP nothing, since a webhook's path is its
+/// secret (`https://hooks.slack.com/services/...`).
+fn is_bare_address(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+    let path_ok = match scheme.as_str() {
+        "http" | "https" => path.is_empty(),
+        s if SERVICE_SCHEMES.contains(&s) => {
+            path.len() <= 63
+                && path
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        }
+        _ => false,
+    };
+    host_ok && path_ok
 }
 
 /// Whether the value is only PEM certificates (a CA bundle, `tls.crt`, `ca.crt`): public by
@@ -296,6 +443,49 @@ mod tests {
     fn references_are_not_secrets() {
         assert!(is_plaintext("hunter2"));
         assert!(!is_plaintext("postgres://app:${DB_PASSWORD}@db"));
+        // Where a service listens, with no credential in it (vrozaksen/home-ops).
+        assert!(!is_plaintext("redis://renovate-operator-dragonfly:6379"));
+        assert!(!is_plaintext(
+            "postgres://db.default.svc.cluster.local:5432/app"
+        ));
+        assert!(!is_plaintext("http://minio.storage:9000/"));
+        assert!(is_plaintext("redis://:hunter2@dragonfly:6379"));
+        assert!(is_plaintext("postgres://app:hunter2@db:5432/app"));
+        assert!(is_plaintext("redis://dragonfly:6379?password=hunter2"));
+        assert!(is_plaintext(
+            "https://hooks.slack.com/services/T000/B000/XXXXXXXX"
+        ));
+        assert!(is_plaintext("https://discord.com/api/webhooks/1234/abcd"));
+        assert!(is_plaintext("ntfy://ntfy.sh/my-private-topic"));
+        assert!(is_plaintext("postgres://db:5432/app/extra"));
+    }
+
+    #[test]
+    fn an_alertmanager_configuration_is_plaintext_only_with_a_credential_written_in() {
+        // sob/home-ops: receivers read their credentials from files, a webhook in the cluster.
+        let from_files = "route:\n  receiver: default\nreceivers:\n- name: robusta\n  \
+            webhook_configs:\n  - url: 'http://robusta-runner.observability.svc.cluster.local/api/alerts'\n\
+            - name: default\n  slack_configs:\n  - api_url_file: /etc/alertmanager/secrets/slack\n    \
+            channel: '#alerts'\n  pushover_configs:\n  - user_key_file: /etc/am/user\n    \
+            token_file: /etc/am/token\n";
+        assert!(!is_plaintext(from_files));
+        let slack =
+            "route:\n  receiver: default\nreceivers:\n- name: default\n  slack_configs:\n  \
+            - api_url: https://hooks.slack.com/services/T0/B0/XXXX\n";
+        assert!(is_plaintext(slack));
+        let discord = "route:\n  receiver: d\nreceivers:\n- name: d\n  webhook_configs:\n  \
+            - url: https://discord.com/api/webhooks/1/abc\n";
+        assert!(is_plaintext(discord));
+        let smtp = "global:\n  smtp_auth_password: hunter2\nroute:\n  receiver: d\nreceivers:\n- name: d\n";
+        assert!(is_plaintext(smtp));
+        let basic_auth = "route:\n  receiver: d\nreceivers:\n- name: d\n  webhook_configs:\n  \
+            - url: http://relay\n    http_config:\n      basic_auth:\n        password: hunter2\n";
+        assert!(is_plaintext(basic_auth));
+        let substituted = "route:\n  receiver: d\nreceivers:\n- name: d\n  pushover_configs:\n  \
+            - token: ${PUSHOVER_TOKEN}\n    user_key: ${PUSHOVER_USER}\n";
+        assert!(!is_plaintext(substituted));
+        // Not an Alertmanager configuration: judged as any value.
+        assert!(is_plaintext("receivers: []\n"));
         assert!(!is_plaintext("${DB_PASSWORD}"));
         assert!(!is_plaintext(" ${A}${B} "));
         assert!(!is_plaintext(""));
