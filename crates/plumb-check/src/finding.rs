@@ -119,18 +119,41 @@ impl Finding {
 
 /// Sorts findings by place, code and message, and merges those that are one mistake: the
 /// same code at the same place, made by several Kustomizations that build the same text (a
-/// component, a base, one file of several clusters). The first is kept, the others' chains go
-/// to its `also_in`.
+/// component, a base, one file of several clusters), or, where no line can be given, the same
+/// code and message (a kustomization that fails alike in two clusters). The first is kept, the
+/// others' chains go to its `also_in`. A substitution rule's finding at the place of a build
+/// error (BLD001) is that error told better (`${__field.labels.job}`, SUB003): the build
+/// error goes.
 pub fn merge(findings: &mut Vec<Finding>) {
     findings
         .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
     findings.dedup();
+    // Where each finding starts: the build underlines to the end of the line, a rule the
+    // expression alone.
+    let start = |l: &Location| (l.file.clone(), l.line, l.column);
+    let substitution_places: std::collections::HashSet<_> = findings
+        .iter()
+        .filter(|f| f.code.starts_with("SUB"))
+        .filter_map(|f| f.location.as_ref().map(start))
+        .collect();
+    let told_better = |f: &Finding| {
+        f.code == "BLD001"
+            && f.location
+                .as_ref()
+                .is_some_and(|l| substitution_places.contains(&start(l)))
+    };
+    let told_better: Vec<bool> = findings.iter().map(told_better).collect();
     // Sorted by place and code first, the findings of one mistake are next to each other.
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
-    for f in findings.drain(..) {
+    for (f, told_better) in findings.drain(..).zip(told_better) {
+        if told_better {
+            continue;
+        }
         match out.last_mut() {
             Some(first)
-                if f.location.is_some() && first.location == f.location && first.code == f.code =>
+                if first.location == f.location
+                    && first.code == f.code
+                    && (f.location.is_some() || first.message == f.message) =>
             {
                 if first.chain != f.chain && !first.also_in.contains(&f.chain) {
                     first.also_in.push(f.chain);
@@ -140,4 +163,67 @@ pub fn merge(findings: &mut Vec<Finding>) {
         }
     }
     *findings = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merge, Finding, Location};
+
+    fn at(code: &'static str, message: &str, location: Option<Location>, chain: &str) -> Finding {
+        Finding::new(code, message, "help")
+            .at(location)
+            .with_chain(&[chain.to_string()])
+    }
+
+    #[test]
+    fn one_mistake_is_one_finding() {
+        let line = |width| Some(Location::line("dashboards/vm.yaml", 1408, 62, width));
+        let mut findings = vec![
+            // monosense-io/k8s-gitops: one kustomization fails alike in two clusters.
+            at("BLD001", "kustomize build failed: x", None, "apps/ks"),
+            at("BLD001", "kustomize build failed: x", None, "infra/ks"),
+            at("BLD001", "kustomize build failed: y", None, "apps/other"),
+            // The build's substitution failure, and SUB003 at the same place.
+            at(
+                "BLD001",
+                "post build failed: missing closing brace",
+                line(80),
+                "apps/vm",
+            ),
+            at(
+                "SUB003",
+                "`${__field.labels.job}` is shell syntax",
+                line(21),
+                "apps/vm",
+            ),
+            // Another rule's finding at a build error's place is another mistake.
+            at(
+                "BLD001",
+                "patch failed",
+                Some(Location::line("a.yaml", 3, 1, 4)),
+                "k",
+            ),
+            at(
+                "PIN001",
+                "tag only",
+                Some(Location::line("a.yaml", 3, 1, 4)),
+                "k",
+            ),
+        ];
+        merge(&mut findings);
+        let codes: Vec<(&str, &str, usize)> = findings
+            .iter()
+            .map(|f| (f.code, f.message.as_str(), f.also_in.len()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("BLD001", "kustomize build failed: x", 1),
+                ("BLD001", "kustomize build failed: y", 0),
+                ("BLD001", "patch failed", 0),
+                ("PIN001", "tag only", 0),
+                ("SUB003", "`${__field.labels.job}` is shell syntax", 0),
+            ]
+        );
+    }
 }
