@@ -15,7 +15,7 @@ use std::path::Path;
 /// Values that hold a `${VAR}` reference are templates that substitution fills in, keys
 /// that name an account (`username`, `POSTGRES_USER`) and references to a secret manager
 /// (`op://`, `vault:`, `ref+vault://`, `secret://`...) hold no credential, PEM certificates
-/// (`ca.crt`, `tls.crt`) are public, a service's bare address (`redis://dragonfly:6379`) and an
+/// (`ca.crt`, `tls.crt`) and public keys (`authorized_keys`) are public, a service's bare address (`redis://dragonfly:6379`) and an
 /// Alertmanager configuration whose credentials are read from files give nothing away: none
 /// is reported. The finding points at the first key with a value.
 ///
@@ -93,6 +93,7 @@ fn is_plaintext(value: &str) -> bool {
         && !value.contains("${")
         && !is_secret_reference(value)
         && !is_certificate(value)
+        && !is_public_key(value)
         && !is_bare_address(value)
         && !is_alertmanager_config_without_credentials(value)
 }
@@ -257,6 +258,44 @@ fn is_certificate(value: &str) -> bool {
         rest = block[end + END.len()..].trim_start();
     }
     rest.is_empty()
+}
+
+/// The algorithms of OpenSSH public keys, as the first word of a key's line.
+const SSH_KEY_TYPES: &[&str] = &[
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ssh-dss",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+];
+
+/// Whether the value is only public keys: OpenSSH ones, one a line as in `authorized_keys`
+/// (after the line's options, with comment lines), or PEM public key blocks. A public key is
+/// meant to be handed out; its private half is what a Secret must not show.
+fn is_public_key(value: &str) -> bool {
+    let value = value.trim();
+    if value.starts_with("-----BEGIN PUBLIC KEY-----")
+        || value.starts_with("-----BEGIN RSA PUBLIC KEY-----")
+        || value.starts_with("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+    {
+        return !value.contains("PRIVATE KEY");
+    }
+    let ssh_key = |line: &str| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // The key's type, then its blob: base64 of the type's length (0x000000..), "AAAA".
+        words
+            .windows(2)
+            .any(|w| SSH_KEY_TYPES.contains(&w[0]) && w[1].starts_with("AAAA"))
+    };
+    let mut keys = value
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .peekable();
+    keys.peek().is_some() && keys.all(ssh_key)
 }
 
 /// A `data` value: base64 of the secret, which may itself be a reference.
@@ -458,6 +497,24 @@ mod tests {
         assert!(is_plaintext("https://discord.com/api/webhooks/1234/abcd"));
         assert!(is_plaintext("ntfy://ntfy.sh/my-private-topic"));
         assert!(is_plaintext("postgres://db:5432/app/extra"));
+    }
+
+    #[test]
+    fn public_keys_are_not_secrets() {
+        // allenporter/k8s-gitops: a devcontainer's authorized_keys.
+        let key =
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMgapzKxl5psYtNtqE5E7gJt6WC6677ClsT4S9fsx3Lk a@b";
+        assert!(!is_plaintext(key));
+        let many =
+            format!("# laptop\n{key}\nno-pty,command=\"/bin/true\" ssh-rsa AAAAB3NzaC1yc2E x\n");
+        assert!(!is_plaintext(&many));
+        assert!(!is_plaintext(
+            "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"
+        ));
+        // A private key, or a password beside a key, is reported.
+        assert!(is_plaintext("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----"));
+        assert!(is_plaintext(&format!("{key}\nhunter2")));
+        assert!(is_plaintext("ssh-ed25519 hunter2"));
     }
 
     #[test]
