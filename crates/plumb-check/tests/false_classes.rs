@@ -618,3 +618,53 @@ fn a_variable_in_a_schema_description_is_prose() {
     let found = twin.findings();
     assert_eq!(codes(&found), ["SUB001"], "{found:#?}");
 }
+
+#[test]
+fn what_a_cluster_applied_by_hand_hands_to_flux_has_one_writer() {
+    // tvories/k8s-gitops: cluster `nas` syncs itself; `cluster-0` is applied once with
+    // `kubectl apply -k`, its GitRepository then applied by its `repositories` Kustomization.
+    let build = |name: &str, twice: bool| {
+        let repo = Repo::empty(name);
+        let git = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: k8s-gitops, namespace: flux-system}\nspec:\n  interval: 1m\n  url: https://github.com/example/k8s-gitops.git\n  ref: {branch: main}\n";
+        let ks = |name: &str, path: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  sourceRef: {{kind: GitRepository, name: k8s-gitops}}\n")
+        };
+        repo.file("clusters/nas/flux/repo.yaml", git)
+            .file(
+                "clusters/nas/flux/cluster.yaml",
+                &ks("cluster", "clusters/nas/flux"),
+            )
+            .file(
+                "clusters/cluster-0/kustomization.yaml",
+                "resources: [repositories, deploy.yaml]\n",
+            )
+            .file("clusters/cluster-0/repositories/k8s-gitops.yaml", git)
+            .file(
+                "clusters/cluster-0/repositories/kustomization.yaml",
+                "resources: [k8s-gitops.yaml]\n",
+            )
+            .file(
+                "clusters/cluster-0/deploy.yaml",
+                &ks("deploy", "clusters/cluster-0/flux"),
+            )
+            .file(
+                "clusters/cluster-0/flux/repositories.yaml",
+                &ks("repositories", "clusters/cluster-0/repositories"),
+            );
+        if twice {
+            repo.file(
+                "clusters/cluster-0/flux/again.yaml",
+                &ks("again", "clusters/cluster-0/repositories"),
+            );
+        }
+        repo
+    };
+    assert_eq!(
+        codes(&build("hand-applied", false).findings()),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        codes(&build("hand-applied-twin", true).findings()),
+        ["OWN001"]
+    );
+}

@@ -520,7 +520,15 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
                 )
             },
         );
-    let repository_source = self_sync.as_ref().map(|k| k.source_ref.clone());
+    // An entry applied by hand has no Kustomization of its own: the GitRepository it defines
+    // is the repository.
+    let repository_source = self_sync
+        .as_ref()
+        .map(|k| k.source_ref.clone())
+        .or_else(|| match &repository_inference {
+            Some(Inference::HandApplied { source, .. }) => Some(source.clone()),
+            _ => None,
+        });
     // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it.
     let lenient_flux = operator_sync
         .filter(|s| s.lenient_flux())

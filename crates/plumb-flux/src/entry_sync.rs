@@ -67,7 +67,15 @@ pub(crate) fn self_sync(
             };
             (Some(root.kustomization()), Some(why))
         }
-        (None, None) => (None, None),
+        (None, None) => {
+            let hand_applied = discovery.hand_applied.iter().find(|(e, ..)| e == entry);
+            let why = hand_applied.map(|(entry, source, url)| Inference::HandApplied {
+                source: source.clone(),
+                entry: entry.clone(),
+                url: url.clone(),
+            });
+            (None, why)
+        }
     };
     (built, self_sync, repository_inference)
 }

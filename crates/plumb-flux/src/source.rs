@@ -38,6 +38,14 @@ pub enum Inference {
     /// An entry directory whose root `flux bootstrap --path=<entry>` created: the Kustomization
     /// and GitRepository `flux-system/flux-system`, neither committed.
     BootstrapEntry { source: ObjectRef, entry: String },
+    /// An entry directory no Kustomization builds, applied by hand (`kubectl apply -k`), that
+    /// defines `source`, a GitRepository of `url`: the checkout, as its remote says or as the
+    /// entries Flux syncs itself fetch it ([`crate::sync::Discovery::hand_applied`]).
+    HandApplied {
+        source: ObjectRef,
+        entry: String,
+        url: String,
+    },
     /// The source a FluxInstance's `spec.sync` creates; `dir`: the directory of this
     /// repository taken to be its tree (`""`: the root; see [`crate::sync::ClusterSync::root`]).
     ClusterSync {
@@ -91,6 +99,7 @@ impl Inference {
             Inference::ClusterSync { source, .. }
             | Inference::CheckoutRemote { source, .. }
             | Inference::BootstrapEntry { source, .. }
+            | Inference::HandApplied { source, .. }
             | Inference::LenientFlux { source, .. }
             | Inference::JoinedEntry { source, .. } => source,
             Inference::SelfProduced { object, .. } => object,
@@ -105,6 +114,9 @@ impl Inference {
             ),
             Inference::BootstrapEntry { source, entry } => format!(
                 "{entry} is taken to be a cluster entry synced by `flux bootstrap --path={entry}` from {source}, which the repository does not define: it holds Flux Kustomizations and no Kustomization builds it"
+            ),
+            Inference::HandApplied { source, entry, url } => format!(
+                "{entry} is taken to be a cluster entry applied by hand (`kubectl apply -k {entry}`): no Kustomization builds it, and its {source} fetches {url}, this repository at this branch, for the Kustomizations it defines"
             ),
             Inference::LenientFlux { version, via, .. } => format!(
                 "{via} installs Flux {version}: postBuild substitution is lenient there (an undefined variable becomes an empty string; strict is the default from Flux 2.9)"
@@ -156,7 +168,7 @@ impl Inference {
         if let Inference::JoinedEntry { entry, .. } = self {
             return format!("to build {entry} as a cluster of its own, list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry {entry}");
         }
-        if let Inference::BootstrapEntry { .. } = self {
+        if let Inference::BootstrapEntry { .. } | Inference::HandApplied { .. } = self {
             return "list the cluster entries under `clusters:` in .plumb.yaml, or pass --entry PATH".to_string();
         }
         if let Inference::SelfProduced { .. } = self {

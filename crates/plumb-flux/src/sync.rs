@@ -323,6 +323,9 @@ pub struct Discovery {
     /// repository has no sync at all, they hold Flux Kustomizations, and no Kustomization
     /// builds their directory.
     pub bootstrap_entries: Vec<String>,
+    /// Entries applied by hand (`kubectl apply -k`), each with the GitRepository it defines
+    /// that is this checkout, and that GitRepository's URL ([`applied_by_hand`]).
+    pub hand_applied: Vec<(String, ObjectRef, String)>,
     /// The Kustomization that makes each entry one in the `flux bootstrap` layout (inside the
     /// path it syncs, from this repository's source), by entry: the cluster has it, and it
     /// builds the entry, even where the entry's own kustomization no longer lists its file.
@@ -361,7 +364,9 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // repositories whose bootstrap files are not committed.
     let mut kustomizations: Vec<(String, String, ObjectRef)> = Vec::new();
     // Sources the repository defines, and directories its kustomization.yaml files list.
-    let mut defined: Vec<(ObjectRef, Option<String>, Value)> = Vec::new();
+    let mut defined: Vec<DefinedSource> = Vec::new();
+    // The directory of each of `defined`.
+    let mut defined_in: Vec<String> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
     // Syncs of objects whose file names no namespace (by index, with the file's directory), and
     // the targetNamespace of each Kustomization's path that sets one: the Kustomization that
@@ -416,6 +421,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                     .get("ref")
                     .cloned()
                     .unwrap_or(Value::Null);
+                defined_in.push(dir_rel.clone());
                 defined.push((id, url, reference));
             }
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
@@ -493,26 +499,55 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             push_unique(&mut discovery.entries, entry);
         }
     }
+    // A path of this tree is built by a Kustomization of this repository's source: the
+    // bootstrap one, one the repository does not define, or a GitRepository of the
+    // checked-out branch. A path in another repository or an ExternalArtifact is not.
+    let covering: Vec<(String, Option<String>)> = kustomizations
+        .iter()
+        .map(|(dir, path, source)| {
+            let elsewhere = source.kind == "ExternalArtifact"
+                || (source.name != BOOTSTRAP_NAME
+                    && defined.iter().any(|(id, url, reference)| {
+                        id == source
+                            && !url
+                                .as_deref()
+                                .is_some_and(|u| checkout.is_checked_out(u, reference))
+                    }));
+            (dir.clone(), (!elsewhere).then(|| path.clone()))
+        })
+        .collect();
     if discovery.entries.is_empty() {
-        // A path of this tree is built by a Kustomization of this repository's source: the
-        // bootstrap one, one the repository does not define, or a GitRepository of the
-        // checked-out branch. A path in another repository or an ExternalArtifact is not.
-        let covering: Vec<(String, Option<String>)> = kustomizations
-            .iter()
-            .map(|(dir, path, source)| {
-                let elsewhere = source.kind == "ExternalArtifact"
-                    || (source.name != BOOTSTRAP_NAME
-                        && defined.iter().any(|(id, url, reference)| {
-                            id == source
-                                && !url
-                                    .as_deref()
-                                    .is_some_and(|u| checkout.is_checked_out(u, reference))
-                        }));
-                (dir.clone(), (!elsewhere).then(|| path.clone()))
-            })
-            .collect();
         discovery.bootstrap_entries = uncovered_roots(&covering, &referenced);
         discovery.entries = discovery.bootstrap_entries.clone();
+    } else {
+        // What the entries found sync from is this checkout, whatever its URL says.
+        let synced: Vec<ObjectRef> = discovery
+            .entry_kustomizations
+            .iter()
+            .map(|(_, o)| FluxKustomization::path_and_source(o).1)
+            .collect();
+        let covering: Vec<(String, Option<String>)> = covering
+            .into_iter()
+            .zip(&kustomizations)
+            .map(|((dir, covers), (_, path, source))| {
+                (
+                    dir,
+                    covers.or_else(|| synced.contains(source).then(|| path.clone())),
+                )
+            })
+            .collect();
+        let roots = uncovered_roots(&covering, &referenced);
+        let applied = applied_by_hand(
+            root,
+            &discovery,
+            roots,
+            &kustomizations,
+            (&defined, &defined_in),
+        );
+        for (entry, source, url) in applied {
+            push_unique(&mut discovery.entries, entry.clone());
+            discovery.hand_applied.push((entry, source, url));
+        }
     }
     discovery.entries.sort();
     // Only those of a directory something builds: a Kustomization's path, an entry, or one a
@@ -529,6 +564,76 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     }
     discovery.file_system = Some(fs);
     discovery
+}
+
+/// A source the repository defines: its id, URL and `spec.ref`.
+type DefinedSource = (ObjectRef, Option<String>, Value);
+
+/// Cluster entries applied by hand (`kubectl apply -k DIR`) beside those Flux syncs itself:
+/// each of the `uncovered` directories (the outermost no Kustomization of this repository's
+/// source builds and no kustomization lists) that defines
+/// a GitRepository of this checkout and a Kustomization syncing a directory of this tree
+/// from it. This checkout is known from its remote, else by the URL and reference of a
+/// GitRepository an entry found already syncs from (tvories/k8s-gitops: cluster `nas`
+/// syncs itself; `cluster-0` and `cluster-test` are applied by hand, each with its own copy
+/// of that GitRepository). A directory of old manifests (an `archive/` whose paths moved)
+/// syncs no directory of the tree, and is no entry.
+fn applied_by_hand(
+    root: &Path,
+    discovery: &Discovery,
+    uncovered: Vec<String>,
+    kustomizations: &[(String, String, ObjectRef)],
+    (defined, defined_in): (&[DefinedSource], &[String]),
+) -> Vec<(String, ObjectRef, String)> {
+    // The URLs and references of the GitRepositories the entries found sync from, each as
+    // the entry defines it (clusters define their own copies, under one name).
+    let synced: Vec<(String, &Value)> = discovery
+        .entry_kustomizations
+        .iter()
+        .flat_map(|(entry, o)| {
+            let (_, source) = FluxKustomization::path_and_source(o);
+            (0..defined.len()).filter_map(move |i| {
+                let (id, url, reference) = &defined[i];
+                (*id == source && is_within(&defined_in[i], entry))
+                    .then(|| Some((normalize_git_url(url.as_deref()?), reference)))?
+            })
+        })
+        .collect();
+    let this_checkout = |i: usize| {
+        let (id, url, reference) = &defined[i];
+        id.kind == "GitRepository"
+            && url.as_deref().is_some_and(|url| {
+                discovery.checkout.is_checked_out(url, reference)
+                    || synced
+                        .iter()
+                        .any(|(u, r)| *u == normalize_git_url(url) && *r == reference)
+            })
+    };
+    let mut out = Vec::new();
+    for r in uncovered {
+        if r.is_empty()
+            || discovery
+                .entries
+                .iter()
+                .any(|e| is_within(e, &r) || is_within(&r, e))
+        {
+            continue;
+        }
+        let found = kustomizations.iter().find_map(|(dir, path, source)| {
+            if !is_within(dir, &r) || path.is_empty() || !root.join(path).is_dir() {
+                return None;
+            }
+            (0..defined.len()).find_map(|i| {
+                let (id, url, _) = &defined[i];
+                (id == source && is_within(&defined_in[i], &r) && this_checkout(i))
+                    .then(|| (id.clone(), url.clone().unwrap_or_default()))
+            })
+        });
+        if let Some((source, url)) = found {
+            out.push((r, source, url));
+        }
+    }
+    out
 }
 
 /// The syncs of the FluxInstances (or `flux-instance` HelmReleases) a ResourceSet generates,
@@ -1227,6 +1332,66 @@ mod tests {
     /// `kubernetes/clusters/${CLUSTER}/bootstrap` substituted per cluster. It names each
     /// directory it matches, the variable one whole name; a path of variables alone names
     /// none.
+    #[test]
+    fn a_cluster_applied_by_hand_beside_one_flux_syncs_is_an_entry() {
+        let git = |url: &str, reference: &str| {
+            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: k8s-gitops, namespace: flux-system}}\nspec:\n  url: {url}\n  ref: {reference}\n")
+        };
+        let ks = |name: &str, path: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: k8s-gitops}}\n")
+        };
+        let url = "https://github.com/example/k8s-gitops.git";
+        let tree = repository(&[
+            // tvories/k8s-gitops: `nas` syncs itself.
+            ("clusters/nas/flux/repo.yaml", git(url, "{branch: main}")),
+            (
+                "clusters/nas/flux/cluster.yaml",
+                ks("cluster", "./clusters/nas/flux"),
+            ),
+            ("clusters/nas/apps/cm.yaml", "kind: ConfigMap".to_string()),
+            // `cluster-0` is applied by hand: a kustomization listing its own copy of the
+            // GitRepository and a Kustomization syncing its deploy directory.
+            (
+                "clusters/cluster-0/kustomization.yaml",
+                "resources: [repo.yaml, deploy.yaml]".to_string(),
+            ),
+            ("clusters/cluster-0/repo.yaml", git(url, "{branch: main}")),
+            (
+                "clusters/cluster-0/deploy.yaml",
+                ks("deploy", "./clusters/cluster-0/flux/deploy"),
+            ),
+            (
+                "clusters/cluster-0/flux/deploy/apps.yaml",
+                ks("apps", "./clusters/cluster-0/apps"),
+            ),
+            (
+                "clusters/cluster-0/apps/cm.yaml",
+                "kind: ConfigMap".to_string(),
+            ),
+            // Old manifests whose paths moved: no entry.
+            ("archive/cluster/repo.yaml", git(url, "{branch: main}")),
+            (
+                "archive/cluster/deploy.yaml",
+                ks("deploy", "./cluster/deploy"),
+            ),
+            // Another branch of the repository is another tree: no entry.
+            ("clusters/staging/repo.yaml", git(url, "{branch: staging}")),
+            (
+                "clusters/staging/deploy.yaml",
+                ks("deploy", "./clusters/cluster-0/apps"),
+            ),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/cluster-0", "clusters/nas/flux"]);
+        let [(entry, source, applied_url)] = &found.hand_applied[..] else {
+            panic!("{:?}", found.hand_applied);
+        };
+        assert_eq!(entry, "clusters/cluster-0");
+        assert_eq!(source.to_string(), "GitRepository/flux-system/k8s-gitops");
+        assert_eq!(applied_url, url);
+    }
+
     #[test]
     fn a_sync_path_with_a_variable_names_each_directory_it_matches() {
         let release = |path: &str| {

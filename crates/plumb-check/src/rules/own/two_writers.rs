@@ -3,6 +3,7 @@ use crate::rule::{CheckContext, Rule};
 use crate::rules::ord::order::EntryOrder;
 use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::Object;
+use plumb_flux::source::Inference;
 use plumb_kustomize::schema::Schema;
 use std::collections::{HashMap, HashSet};
 
@@ -50,7 +51,16 @@ impl Rule for TwoWriters {
             type Writers<'a> = Vec<(usize, &'a Object)>;
             let mut writers: HashMap<Identity, Writers<'_>> = HashMap::new();
             let mut ids = Vec::new();
+            // An entry applied by hand (`kubectl apply -k`) is applied once, not reconciled:
+            // what it hands to a Kustomization (its GitRepository) has one writer, Flux.
+            let hand_applied = entry
+                .assumptions
+                .iter()
+                .any(|a| matches!(a, Inference::HandApplied { .. }));
             for (i, k) in entry.kustomizations.iter().enumerate() {
+                if hand_applied && k.synthetic {
+                    continue;
+                }
                 for object in &k.objects {
                     if object.kind().is_empty() || object.name().is_empty() {
                         continue;
