@@ -269,7 +269,7 @@ fn field_value<'a>(node: &'a Node, path: &str) -> Option<&'a Node> {
 /// Splits `spec.ports[0].port` into `spec`, `ports`, `0`, `port`.
 fn split_var_path(path: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for part in crate::transform::replacements::split_field_path(path) {
+    for part in crate::fieldspec::split_outside_brackets(path, '.', false) {
         let part = part.trim().to_string();
         if part.is_empty() {
             continue;

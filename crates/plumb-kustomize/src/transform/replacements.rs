@@ -518,9 +518,47 @@ fn ids_of(r: &Resource) -> Vec<ResId> {
     ids
 }
 
-/// Splits a dotted field path, keeping `[a.b=c.d]` together.
+/// Splits a dotted field path as kustomize splits a replacement's: on `.`, a `\.` kept as
+/// a dot; a part from `[` to `]` with dots inside kept whole when it selects a list element
+/// (`[name=a.b]`), and else a mapping key with its brackets taken off (`data.[config.toml]`
+/// is key `config.toml`). A path may start with its delimiter.
 pub fn split_field_path(path: &str) -> Vec<String> {
-    crate::fieldspec::split_outside_brackets(path, '.', false)
+    let mut pieces: Vec<String> = Vec::new();
+    for piece in path.split('.') {
+        match pieces.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push('.');
+                last.push_str(piece);
+            }
+            _ => pieces.push(piece.to_string()),
+        }
+    }
+    if pieces.len() > 1 && pieces[0].is_empty() {
+        pieces.remove(0);
+    }
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut pieces = pieces.into_iter();
+    while let Some(piece) = pieces.next() {
+        if !piece.starts_with('[') || piece.ends_with(']') {
+            out.push(piece);
+            continue;
+        }
+        let mut joined = piece;
+        for next in pieces.by_ref() {
+            joined.push('.');
+            joined.push_str(&next);
+            if next.ends_with(']') {
+                break;
+            }
+        }
+        if joined.contains('=') {
+            out.push(joined);
+        } else {
+            out.push(joined.trim_matches(['[', ']']).to_string());
+        }
+    }
+    out
 }
 
 fn is_list_selector(part: &str) -> bool {
@@ -909,6 +947,18 @@ mod tests {
             split_field_path("spec.containers.[name=a.b].image"),
             vec!["spec", "containers", "[name=a.b]", "image"]
         );
+        // Apocrathia/homelab: a ConfigMap key with a dot, in brackets or escaped.
+        assert_eq!(
+            split_field_path("data.[config.toml]"),
+            ["data", "config.toml"]
+        );
+        assert_eq!(
+            split_field_path(r"data.config\.toml"),
+            ["data", "config.toml"]
+        );
+        assert_eq!(split_field_path("spec.[a.b.c].d"), ["spec", "a.b.c", "d"]);
+        assert_eq!(split_field_path("data.[key]"), ["data", "[key]"]);
+        assert_eq!(split_field_path(".spec.x"), ["spec", "x"]);
     }
 
     #[test]
