@@ -368,6 +368,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // The directory of each of `defined`.
     let mut defined_in: Vec<String> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
+    // Directories kustomization files list in comments: taken out by hand.
+    let mut commented: Vec<String> = Vec::new();
     // Syncs of objects whose file names no namespace (by index, with the file's directory), and
     // the targetNamespace of each Kustomization's path that sets one: the Kustomization that
     // applies the file decides the namespace.
@@ -388,6 +390,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         let mut objects = Vec::new();
         for scan in scans {
             referenced.extend(scan.referenced);
+            commented.extend(scan.commented);
             remote.extend(scan.remote.into_iter().map(|e| (dir_rel.clone(), e)));
             discovery.syncs.extend(scan.syncs);
             objects.extend(scan.objects);
@@ -517,7 +520,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         })
         .collect();
     if discovery.entries.is_empty() {
+        // A directory a kustomization lists only in a comment (`# - ../apps/ollama`, "pruned
+        // for now") was taken out of the cluster by hand: an app, not a cluster's root.
         discovery.bootstrap_entries = uncovered_roots(&covering, &referenced);
+        discovery
+            .bootstrap_entries
+            .retain(|root| !commented.contains(root));
         discovery.entries = discovery.bootstrap_entries.clone();
     } else {
         // What the entries found sync from is this checkout, whatever its URL says.
@@ -782,6 +790,8 @@ const DISCOVERED_GROUPS: [&str; 4] = [
 struct FileScan {
     /// Directories a kustomization file lists.
     referenced: Vec<String>,
+    /// Directories a kustomization file lists in a comment (`# - ../apps/ollama`).
+    commented: Vec<String>,
     /// Remote entries a kustomization file lists.
     remote: Vec<String>,
     /// FluxInstance syncs of a values file.
@@ -822,6 +832,7 @@ fn scan_file(
     };
     if kustomization_file {
         (scan.referenced, scan.remote) = listed_entries(fs, root, dir_rel, docs.first());
+        scan.commented = commented_entries(&text, dir_rel);
     }
     if !may_declare {
         return scan;
@@ -858,6 +869,18 @@ fn scan_file(
         });
     }
     scan
+}
+
+/// The directories relative to the root that a kustomization file in `dir_rel` lists in
+/// comments, as list items (`# - ../../apps/ollama`): entries taken out by hand.
+fn commented_entries(text: &str, dir_rel: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix('#'))
+        .filter_map(|rest| rest.trim_start().strip_prefix("- "))
+        .map(|entry| entry.trim().trim_matches(['"', '\'']))
+        .filter(|entry| !entry.is_empty() && !entry.contains("://") && !entry.contains(' '))
+        .map(|entry| source::clean_relative(&format!("{dir_rel}/{entry}")))
+        .collect()
 }
 
 /// Whether directory `dir` is `path` or inside it (`""` is the root, which holds everything).
@@ -1332,6 +1355,31 @@ mod tests {
     /// `kubernetes/clusters/${CLUSTER}/bootstrap` substituted per cluster. It names each
     /// directory it matches, the variable one whole name; a path of variables alone names
     /// none.
+    #[test]
+    fn an_app_listed_only_in_a_comment_is_no_cluster_entry() {
+        // jmuchovej/homelab: `# - ../../../apps/local-ai/ollama`, pruned for now; the app's
+        // directory holds its Flux Kustomization and nothing builds it.
+        let ks = |name: &str, path: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
+        };
+        let tree = repository(&[
+            ("clusters/da/flux/apps.yaml", ks("apps", "./clusters/da/apps")),
+            (
+                "clusters/da/apps/kustomization.yaml",
+                "resources:\n  - ../../../apps/chroma\n  # pruned for now:\n  # - ../../../apps/ollama\n".to_string(),
+            ),
+            ("apps/chroma/ks.yaml", ks("chroma", "./apps/chroma/app")),
+            ("apps/chroma/app/cm.yaml", "kind: ConfigMap".to_string()),
+            ("apps/ollama/ks.yaml", ks("ollama", "./apps/ollama/app")),
+            ("apps/ollama/app/cm.yaml", "kind: ConfigMap".to_string()),
+            // Not listed anywhere, not even in a comment: still taken for a cluster.
+            ("apps/orphan/ks.yaml", ks("orphan", "./apps/orphan/app")),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["apps/orphan", "clusters/da/flux"]);
+    }
+
     #[test]
     fn a_cluster_applied_by_hand_beside_one_flux_syncs_is_an_entry() {
         let git = |url: &str, reference: &str| {
