@@ -15,9 +15,11 @@ use std::path::Path;
 /// Values that hold a `${VAR}` reference are templates that substitution fills in, keys
 /// that name an account (`username`, `POSTGRES_USER`) and references to a secret manager
 /// (`op://`, `vault:`, `ref+vault://`, `secret://`...) hold no credential, PEM certificates
-/// (`ca.crt`, `tls.crt`) and public keys (`authorized_keys`) are public, a service's bare address (`redis://dragonfly:6379`) and an
-/// Alertmanager configuration whose credentials are read from files give nothing away: none
-/// is reported. The finding points at the first key with a value.
+/// (`ca.crt`, `tls.crt`) and public keys (`authorized_keys`) are public, a service's bare
+/// address (`redis://dragonfly:6379`) and an Alertmanager configuration whose credentials are
+/// read from files give nothing away, and a value that is one placeholder (`@agekey@`,
+/// `{{ .Values.password }}`) holds nothing yet: none is reported. The finding points at the
+/// first key with a value.
 ///
 /// ## Why is this bad?
 /// Everyone who can clone the repository, every CI runner and every fork now has the password,
@@ -96,6 +98,27 @@ fn is_plaintext(value: &str) -> bool {
         && !is_public_key(value)
         && !is_bare_address(value)
         && !is_alertmanager_config_without_credentials(value)
+        && !is_template_placeholder(value)
+}
+
+/// Whether the whole value is one placeholder a tool fills in when it renders the file: Nix's
+/// `@name@` (`replaceVars`, `substituteAll`: jmuchovej/homelab's `@agekey@`) or a template
+/// expression `{{ ... }}` (Helm, Go templates, Jinja).
+fn is_template_placeholder(value: &str) -> bool {
+    let nix = value
+        .strip_prefix('@')
+        .and_then(|v| v.strip_suffix('@'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        });
+    let template = value.starts_with("{{")
+        && value.ends_with("}}")
+        && value.matches("{{").count() == 1
+        && value.matches("}}").count() == 1;
+    nix || template
 }
 
 /// The fields of Alertmanager's configuration that hold a credential (its documentation's
@@ -497,6 +520,16 @@ mod tests {
         assert!(is_plaintext("https://discord.com/api/webhooks/1234/abcd"));
         assert!(is_plaintext("ntfy://ntfy.sh/my-private-topic"));
         assert!(is_plaintext("postgres://db:5432/app/extra"));
+    }
+
+    #[test]
+    fn placeholders_a_tool_fills_in_are_not_secrets() {
+        assert!(!is_plaintext("@agekey@"));
+        assert!(!is_plaintext("{{ .Values.auth.password | b64enc }}"));
+        assert!(is_plaintext("@hunter2"));
+        assert!(is_plaintext("p@ss@word!"));
+        assert!(is_plaintext("{{ .Values.user }}:hunter2"));
+        assert!(is_plaintext("{{ a }}{{ b }}"));
     }
 
     #[test]
