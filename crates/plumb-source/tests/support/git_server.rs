@@ -74,6 +74,19 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn start(base: &Path) -> Daemon {
+        // The free port is free when asked, not when the daemon binds it: a test running
+        // beside this one can take it first, and the daemon then exits (while the port answers,
+        // for the other test). A daemon that is not running once its port answers is started
+        // again on another port.
+        for _ in 0..5 {
+            if let Some(daemon) = Daemon::try_start(base) {
+                return daemon;
+            }
+        }
+        panic!("git daemon did not start on 5 ports in turn");
+    }
+
+    fn try_start(base: &Path) -> Option<Daemon> {
         let port = free_port();
         let exec_path = Command::new("git").arg("--exec-path").output().unwrap();
         let exec_path = String::from_utf8(exec_path.stdout).unwrap();
@@ -89,16 +102,28 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .expect("git daemon starts");
-        let daemon = Daemon {
+        let mut daemon = Daemon {
             child: Some(child),
             port,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if daemon.exited() {
+                return None;
+            }
             assert!(Instant::now() < deadline, "git daemon did not listen");
             std::thread::sleep(Duration::from_millis(20));
         }
-        daemon
+        // Listening: it, or another process on the same port, in which case it exits on
+        // failing to bind.
+        std::thread::sleep(Duration::from_millis(50));
+        (!daemon.exited()).then_some(daemon)
+    }
+
+    fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| c.try_wait().ok().flatten().is_some())
     }
 
     pub fn url(&self, name: &str) -> String {
