@@ -668,3 +668,46 @@ fn what_a_cluster_applied_by_hand_hands_to_flux_has_one_writer() {
         ["OWN001"]
     );
 }
+
+#[test]
+fn a_script_that_nothing_substitutes_keeps_its_shell_variables() {
+    // webgrip/homelab-cluster: "No postBuild.substituteFrom: the scripts contain shell ${vars}
+    // Flux must not touch"; the CronJob gives SECRET_DOMAIN from a ConfigMap, and another
+    // Kustomization of the cluster substitutes a variable of that name.
+    let build = |name: &str, file: &str, text: &str| {
+        let repo = Repo::new(name);
+        repo.ks(
+            "apps",
+            "apps",
+            "  postBuild:\n    substitute:\n      SECRET_DOMAIN: example.com\n",
+        )
+        .file(
+            "apps/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\ndata:\n  host: app.${SECRET_DOMAIN}\n",
+        )
+        .ks("bootstrap", "bootstrap", "")
+        .file(
+            "bootstrap/kustomization.yaml",
+            &format!("configMapGenerator:\n  - name: scripts\n    namespace: default\n    files: [{file}]\n"),
+        )
+        .file(&format!("bootstrap/{file}"), text);
+        repo
+    };
+    let script = "#!/bin/sh\nif [ -n \"${SECRET_DOMAIN:-}\" ]; then\n  echo \"https://forgejo.${SECRET_DOMAIN}/api\"\nfi\n";
+    assert_eq!(
+        codes(&build("script-shell-vars", "config.sh", script).findings()),
+        Vec::<&str>::new()
+    );
+    // The same name in a value that is no script was meant for Flux.
+    assert_eq!(
+        codes(
+            &build(
+                "script-shell-vars-twin",
+                "url.txt",
+                "https://forgejo.${SECRET_DOMAIN}/api\n"
+            )
+            .findings()
+        ),
+        ["SUB001"]
+    );
+}

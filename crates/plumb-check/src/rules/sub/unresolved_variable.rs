@@ -57,7 +57,8 @@ use std::collections::{BTreeSet, HashSet};
 /// References inside scripts and command lines, and shell operators such as `${x#y}`, are
 /// SUB003's. Without `postBuild`, only names that some Kustomization of the cluster defines
 /// (and references with a default) are reported, so that `${...}` meant for another program
-/// (a Grafana dashboard's `${datasource}`) is not.
+/// (a Grafana dashboard's `${datasource}`) is not, and none inside a script, whose `${...}`
+/// the shell reads from the environment the pod gives it.
 pub struct UnresolvedVariable;
 
 impl Rule for UnresolvedVariable {
@@ -155,7 +156,9 @@ impl Rule for UnresolvedVariable {
                                     &scalar.value[r.start..r.end]
                                 )
                             } else {
-                                if !meant_for_flux(&known, scalar, r) {
+                                // Nothing substitutes a script here: its `${...}` is the
+                                // shell's, read from the environment the pod gives it.
+                                if scope::is_script(scalar) || !meant_for_flux(&known, scalar, r) {
                                     continue;
                                 }
                                 format!(
