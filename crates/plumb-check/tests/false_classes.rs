@@ -629,28 +629,35 @@ fn what_a_cluster_applied_by_hand_hands_to_flux_has_one_writer() {
         let ks = |name: &str, path: &str| {
             format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  sourceRef: {{kind: GitRepository, name: k8s-gitops}}\n")
         };
-        repo.file("clusters/nas/flux/repo.yaml", git)
-            .file(
-                "clusters/nas/flux/cluster.yaml",
-                &ks("cluster", "clusters/nas/flux"),
-            )
-            .file(
-                "clusters/cluster-0/kustomization.yaml",
-                "resources: [repositories, deploy.yaml]\n",
-            )
-            .file("clusters/cluster-0/repositories/k8s-gitops.yaml", git)
-            .file(
-                "clusters/cluster-0/repositories/kustomization.yaml",
-                "resources: [k8s-gitops.yaml]\n",
-            )
-            .file(
-                "clusters/cluster-0/deploy.yaml",
-                &ks("deploy", "clusters/cluster-0/flux"),
-            )
-            .file(
-                "clusters/cluster-0/flux/repositories.yaml",
-                &ks("repositories", "clusters/cluster-0/repositories"),
-            );
+        // A clone of that repository at main: the tests' directory may sit inside another
+        // checkout, whose remote would say otherwise.
+        repo.file(
+            ".git/config",
+            "[remote \"origin\"]\n\turl = https://github.com/example/k8s-gitops.git\n",
+        )
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file("clusters/nas/flux/repo.yaml", git)
+        .file(
+            "clusters/nas/flux/cluster.yaml",
+            &ks("cluster", "clusters/nas/flux"),
+        )
+        .file(
+            "clusters/cluster-0/kustomization.yaml",
+            "resources: [repositories, deploy.yaml]\n",
+        )
+        .file("clusters/cluster-0/repositories/k8s-gitops.yaml", git)
+        .file(
+            "clusters/cluster-0/repositories/kustomization.yaml",
+            "resources: [k8s-gitops.yaml]\n",
+        )
+        .file(
+            "clusters/cluster-0/deploy.yaml",
+            &ks("deploy", "clusters/cluster-0/flux"),
+        )
+        .file(
+            "clusters/cluster-0/flux/repositories.yaml",
+            &ks("repositories", "clusters/cluster-0/repositories"),
+        );
         if twice {
             repo.file(
                 "clusters/cluster-0/flux/again.yaml",
