@@ -68,13 +68,11 @@ pub(crate) fn self_sync(
             (Some(root.kustomization()), Some(why))
         }
         (None, None) => {
-            let hand_applied = discovery.hand_applied.iter().find(|(e, ..)| e == entry);
-            let why = hand_applied.map(|(entry, source, url)| Inference::HandApplied {
-                source: source.clone(),
-                entry: entry.clone(),
-                url: url.clone(),
-            });
-            (None, why)
+            let why = discovery
+                .hand_applied
+                .iter()
+                .find(|why| matches!(why, Inference::HandApplied { entry: e, .. } if e == entry));
+            (None, why.cloned())
         }
     };
     (built, self_sync, repository_inference)

@@ -323,9 +323,9 @@ pub struct Discovery {
     /// repository has no sync at all, they hold Flux Kustomizations, and no Kustomization
     /// builds their directory.
     pub bootstrap_entries: Vec<String>,
-    /// Entries applied by hand (`kubectl apply -k`), each with the GitRepository it defines
-    /// that is this checkout, and that GitRepository's URL ([`applied_by_hand`]).
-    pub hand_applied: Vec<(String, ObjectRef, String)>,
+    /// Entries applied by hand (`kubectl apply -k`), each as the [`source::Inference`] that
+    /// says so: the GitRepository it defines that is this checkout ([`applied_by_hand`]).
+    pub hand_applied: Vec<source::Inference>,
     /// The Kustomization that makes each entry one in the `flux bootstrap` layout (inside the
     /// path it syncs, from this repository's source), by entry: the cluster has it, and it
     /// builds the entry, even where the entry's own kustomization no longer lists its file.
@@ -365,8 +365,6 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     let mut kustomizations: Vec<(String, String, ObjectRef)> = Vec::new();
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<DefinedSource> = Vec::new();
-    // The directory of each of `defined`.
-    let mut defined_in: Vec<String> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
     // Directories kustomization files list in comments: taken out by hand.
     let mut commented: Vec<String> = Vec::new();
@@ -424,8 +422,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                     .get("ref")
                     .cloned()
                     .unwrap_or(Value::Null);
-                defined_in.push(dir_rel.clone());
-                defined.push((id, url, reference));
+                defined.push(DefinedSource {
+                    id,
+                    url,
+                    reference,
+                    dir: dir_rel.clone(),
+                });
             }
             if object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 continue;
@@ -510,11 +512,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         .map(|(dir, path, source)| {
             let elsewhere = source.kind == "ExternalArtifact"
                 || (source.name != BOOTSTRAP_NAME
-                    && defined.iter().any(|(id, url, reference)| {
-                        id == source
-                            && !url
+                    && defined.iter().any(|d| {
+                        d.id == *source
+                            && !d
+                                .url
                                 .as_deref()
-                                .is_some_and(|u| checkout.is_checked_out(u, reference))
+                                .is_some_and(|u| checkout.is_checked_out(u, &d.reference))
                     }));
             (dir.clone(), (!elsewhere).then(|| path.clone()))
         })
@@ -545,16 +548,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             })
             .collect();
         let roots = uncovered_roots(&covering, &referenced);
-        let applied = applied_by_hand(
-            root,
-            &discovery,
-            roots,
-            &kustomizations,
-            (&defined, &defined_in),
-        );
-        for (entry, source, url) in applied {
-            push_unique(&mut discovery.entries, entry.clone());
-            discovery.hand_applied.push((entry, source, url));
+        let applied = applied_by_hand(root, &discovery, roots, &kustomizations, &defined);
+        for why in applied {
+            if let source::Inference::HandApplied { entry, .. } = &why {
+                push_unique(&mut discovery.entries, entry.clone());
+            }
+            discovery.hand_applied.push(why);
         }
     }
     discovery.entries.sort();
@@ -574,8 +573,14 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     discovery
 }
 
-/// A source the repository defines: its id, URL and `spec.ref`.
-type DefinedSource = (ObjectRef, Option<String>, Value);
+/// A source the repository defines: its id, URL and `spec.ref`, and the directory of its
+/// file.
+struct DefinedSource {
+    id: ObjectRef,
+    url: Option<String>,
+    reference: Value,
+    dir: String,
+}
 
 /// Cluster entries applied by hand (`kubectl apply -k DIR`) beside those Flux syncs itself:
 /// each of the `uncovered` directories (the outermost no Kustomization of this repository's
@@ -591,8 +596,8 @@ fn applied_by_hand(
     discovery: &Discovery,
     uncovered: Vec<String>,
     kustomizations: &[(String, String, ObjectRef)],
-    (defined, defined_in): (&[DefinedSource], &[String]),
-) -> Vec<(String, ObjectRef, String)> {
+    defined: &[DefinedSource],
+) -> Vec<source::Inference> {
     // The URLs and references of the GitRepositories the entries found sync from, each as
     // the entry defines it (clusters define their own copies, under one name).
     let synced: Vec<(String, &Value)> = discovery
@@ -600,21 +605,20 @@ fn applied_by_hand(
         .iter()
         .flat_map(|(entry, o)| {
             let (_, source) = FluxKustomization::path_and_source(o);
-            (0..defined.len()).filter_map(move |i| {
-                let (id, url, reference) = &defined[i];
-                (*id == source && is_within(&defined_in[i], entry))
-                    .then(|| Some((normalize_git_url(url.as_deref()?), reference)))?
-            })
+            defined
+                .iter()
+                .filter(move |d| d.id == source && is_within(&d.dir, entry))
+                .filter_map(|d| Some((normalize_git_url(d.url.as_deref()?), &d.reference)))
         })
         .collect();
-    let this_checkout = |i: usize| {
-        let (id, url, reference) = &defined[i];
-        id.kind == "GitRepository"
-            && url.as_deref().is_some_and(|url| {
-                discovery.checkout.is_checked_out(url, reference)
-                    || synced
-                        .iter()
-                        .any(|(u, r)| *u == normalize_git_url(url) && *r == reference)
+    let this_checkout = |d: &DefinedSource| {
+        d.id.kind == "GitRepository"
+            && d.url.as_deref().is_some_and(|url| {
+                if discovery.checkout.is_checked_out(url, &d.reference) {
+                    return true;
+                }
+                let url = normalize_git_url(url);
+                synced.iter().any(|(u, r)| *u == url && **r == d.reference)
             })
     };
     let mut out = Vec::new();
@@ -631,14 +635,16 @@ fn applied_by_hand(
             if !is_within(dir, &r) || path.is_empty() || !root.join(path).is_dir() {
                 return None;
             }
-            (0..defined.len()).find_map(|i| {
-                let (id, url, _) = &defined[i];
-                (id == source && is_within(&defined_in[i], &r) && this_checkout(i))
-                    .then(|| (id.clone(), url.clone().unwrap_or_default()))
-            })
+            defined
+                .iter()
+                .find(|d| d.id == *source && is_within(&d.dir, &r) && this_checkout(d))
         });
-        if let Some((source, url)) = found {
-            out.push((r, source, url));
+        if let Some(d) = found {
+            out.push(source::Inference::HandApplied {
+                source: d.id.clone(),
+                entry: r,
+                url: d.url.clone().unwrap_or_default(),
+            });
         }
     }
     out
@@ -1432,7 +1438,12 @@ mod tests {
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["clusters/cluster-0", "clusters/nas/flux"]);
-        let [(entry, source, applied_url)] = &found.hand_applied[..] else {
+        let [source::Inference::HandApplied {
+            entry,
+            source,
+            url: applied_url,
+        }] = &found.hand_applied[..]
+        else {
             panic!("{:?}", found.hand_applied);
         };
         assert_eq!(entry, "clusters/cluster-0");
