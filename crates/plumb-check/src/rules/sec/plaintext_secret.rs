@@ -189,22 +189,27 @@ fn is_alertmanager_config_without_credentials(value: &str) -> bool {
     !credential_written(config)
 }
 
+/// A URL's scheme (lowercased), host (with its port) and path, for one with no user,
+/// password, query, fragment or white space: a URL that carries nothing but where it points.
+fn plain_url(value: &str) -> Option<(String, &str, &str)> {
+    let (scheme, rest) = value.split_once("://")?;
+    if rest.contains(['@', '?', '#']) || rest.contains(char::is_whitespace) {
+        return None;
+    }
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    (!host.is_empty()).then(|| (scheme.to_ascii_lowercase(), host, path))
+}
+
 /// Whether the value is an HTTP address of a Service of the cluster (`http://name`,
 /// `http://name.namespace.svc`, `...svc.cluster.local`), with no user, password or query:
 /// where an in-cluster receiver listens, not a third party's webhook with its token.
 fn is_cluster_address(value: &str) -> bool {
-    let Some(rest) = value
-        .strip_prefix("http://")
-        .or_else(|| value.strip_prefix("https://"))
-    else {
+    let Some((scheme, host_port, _)) = plain_url(value) else {
         return false;
     };
-    if rest.contains(['@', '?', '#']) || rest.contains(char::is_whitespace) {
-        return false;
-    }
-    let host_port = rest.split('/').next().unwrap_or_default();
     let host = host_port.split(':').next().unwrap_or_default();
-    !host.is_empty()
+    matches!(scheme.as_str(), "http" | "https")
+        && !host.is_empty()
         && (!host.contains('.')
             || host.ends_with(".svc")
             || host.ends_with(".svc.cluster.local")
@@ -243,15 +248,12 @@ const SERVICE_SCHEMES: &[&str] = &[
 /// the host at most a database's name, and for HTTP nothing, since a webhook's path is its
 /// secret (`https://hooks.slack.com/services/...`).
 fn is_bare_address(value: &str) -> bool {
-    let Some((scheme, rest)) = value.split_once("://") else {
+    let Some((scheme, host, path)) = plain_url(value) else {
         return false;
     };
-    let scheme = scheme.to_ascii_lowercase();
-    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let host_ok = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+    let host_ok = host
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
     let path_ok = match scheme.as_str() {
         "http" | "https" => path.is_empty(),
         s if SERVICE_SCHEMES.contains(&s) => {
