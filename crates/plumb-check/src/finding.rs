@@ -136,19 +136,16 @@ pub fn merge(findings: &mut Vec<Finding>) {
         .filter(|f| f.code.starts_with("SUB"))
         .filter_map(|f| f.location.as_ref().map(start))
         .collect();
-    let told_better = |f: &Finding| {
-        f.code == "BLD001"
-            && f.location
+    findings.retain(|f| {
+        f.code != "BLD001"
+            || !f
+                .location
                 .as_ref()
                 .is_some_and(|l| substitution_places.contains(&start(l)))
-    };
-    let told_better: Vec<bool> = findings.iter().map(told_better).collect();
+    });
     // Sorted by place and code first, the findings of one mistake are next to each other.
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
-    for (f, told_better) in findings.drain(..).zip(told_better) {
-        if told_better {
-            continue;
-        }
+    for f in findings.drain(..) {
         match out.last_mut() {
             Some(first)
                 if first.location == f.location
