@@ -909,9 +909,83 @@ fn resources_of(
 }
 
 fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
+    if !nil_or_empty(&doc) {
+        if let Some(missing) = missing_metadata(&doc) {
+            return Err(KustomizeError::Other(format!(
+                "{}: {missing}",
+                located(path, &doc)
+            )));
+        }
+    }
+    push_item(doc, path, out)
+}
+
+/// Whether kustomize drops `node` as no resource at all: null, `{}` or `[]`.
+fn nil_or_empty(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Scalar(_) => node.is_null(),
+        NodeKind::Mapping(entries) => entries.is_empty(),
+        NodeKind::Sequence(items) => items.is_empty(),
+    }
+}
+
+/// What kustomize finds missing in a resource read from a file, which it refuses before
+/// anything else (`GetValidatedMetadata`): none of `apiVersion`, `kind` and the name,
+/// namespace, labels and annotations of `metadata`; then the kind; then, unless the kind is a
+/// list, `metadata.name`. sulibot/home-ops lists variable files (`APP: prometheus`) as
+/// resources: kustomize fails there.
+fn missing_metadata(doc: &Node) -> Option<String> {
+    fn field<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
+        node.get(key).filter(|v| !nil_or_empty(v))
+    }
+    fn text(node: Option<&Node>) -> &str {
+        node.and_then(Node::scalar_value).unwrap_or_default()
+    }
+    let metadata = field(doc, "metadata");
+    let name = metadata.and_then(|m| field(m, "name"));
+    let metadata_known = name.is_some()
+        || metadata.is_some_and(|m| {
+            ["namespace", "labels", "annotations"]
+                .iter()
+                .any(|k| field(m, k).is_some())
+        });
+    let (api_version, kind) = (field(doc, "apiVersion"), field(doc, "kind"));
+    if api_version.is_none() && kind.is_none() && !metadata_known {
+        return Some("missing Resource metadata".to_string());
+    }
+    let (api_version, kind, name) = (text(api_version), text(kind), text(name));
+    if kind.is_empty() {
+        return Some(format!(
+            "missing kind in object (apiVersion `{api_version}`, name `{name}`)"
+        ));
+    }
+    if !kind.ends_with("List") && name.is_empty() {
+        return Some(format!(
+            "missing metadata.name in object (apiVersion `{api_version}`, kind `{kind}`)"
+        ));
+    }
+    None
+}
+
+/// `path:line:column` of `node`.
+fn located(path: &Path, node: &Node) -> String {
+    let (line, column) = node
+        .span
+        .as_ref()
+        .map(|s| {
+            let l = s.location();
+            (l.line, l.column)
+        })
+        .unwrap_or((0, 0));
+    format!("{}:{line}:{column}", path.display())
+}
+
+/// One document of a resource file, or an item of a list in it, into `out`.
+fn push_item(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
     match &doc.kind {
         NodeKind::Scalar(_) if doc.is_null() => Ok(()),
         NodeKind::Mapping(entries) if entries.is_empty() => Ok(()),
+        NodeKind::Sequence(items) if items.is_empty() => Ok(()),
         NodeKind::Mapping(_) => {
             let kind = doc.str_at(&["kind"]).unwrap_or("");
             if kind.ends_with("List") {
@@ -925,20 +999,10 @@ fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), 
             out.push(Resource::new(doc));
             Ok(())
         }
-        _ => {
-            let (line, column) = doc
-                .span
-                .as_ref()
-                .map(|s| {
-                    let l = s.location();
-                    (l.line, l.column)
-                })
-                .unwrap_or((0, 0));
-            Err(KustomizeError::Other(format!(
-                "{}:{line}:{column}: a resource must be a YAML mapping",
-                path.display()
-            )))
-        }
+        _ => Err(KustomizeError::Other(format!(
+            "{}: a resource must be a YAML mapping",
+            located(path, &doc)
+        ))),
     }
 }
 
