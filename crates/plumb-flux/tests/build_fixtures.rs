@@ -205,6 +205,16 @@ fn var_in_path() {
     check("var-in-path");
 }
 
+/// The same child paths under a parent without postBuild: a defaulted variable names the
+/// parent's missing postBuild as the cause; an undefined one says either may be.
+#[test]
+fn var_in_path_without_post_build() {
+    check("var-in-path-no-postbuild");
+    let expected = snapshot("var-in-path-no-postbuild");
+    assert!(expected.contains("`./infra/ingress/${CLUSTER:=staging}` holds a variable nothing substituted: Kustomization flux-system/infra has no postBuild, and a default applies only where substitution runs"), "{expected}");
+    assert!(expected.contains("`./infra/ingress/${CLUSTER}` holds a variable nothing substituted: Kustomization flux-system/infra has no postBuild, or the variable is not defined"), "{expected}");
+}
+
 #[test]
 fn oci_mapped() {
     check("oci-mapped");
