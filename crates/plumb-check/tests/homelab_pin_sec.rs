@@ -84,7 +84,7 @@ fn an_image_by_tag_without_digest_is_pin001_at_the_image() {
 }
 
 #[test]
-fn the_sops_file_decrypted_into_plaintext_is_sec001_at_its_first_key() {
+fn the_sops_file_decrypted_into_plaintext_is_sec001_at_its_first_credential() {
     let root = homelab("sec001");
     let file = "apps/wave-1/backup/s3-credentials.sops.yaml";
     std::fs::write(
@@ -92,13 +92,15 @@ fn the_sops_file_decrypted_into_plaintext_is_sec001_at_its_first_key() {
         "apiVersion: v1\nkind: Secret\nmetadata:\n    name: s3-credentials\n    namespace: backup\ntype: Opaque\nstringData:\n    ACCESS_KEY_ID: homelab-backup\n    SECRET_ACCESS_KEY: 9f3c1e7a52b84d06\n",
     )
     .unwrap();
-    let expected = format!("SEC001 {}", place_of(&root, file, "ACCESS_KEY_ID"));
+    // The key ID names the key (an identifier, as a user name is); the secret key beside it is
+    // the credential.
+    let expected = format!("SEC001 {}", place_of(&root, file, "SECRET_ACCESS_KEY"));
     for entry in ["clusters/dev", "clusters/prod"] {
         let found = findings(&root, entry);
         assert_eq!(places(&found), vec![expected.clone()], "{entry}");
-        assert!(found[0].message.contains("stringData.ACCESS_KEY_ID"));
+        assert!(found[0].message.contains("stringData.SECRET_ACCESS_KEY"));
         assert!(
-            !found[0].message.contains("homelab-backup"),
+            !found[0].message.contains("9f3c1e7a52b84d06"),
             "a finding never prints the secret"
         );
     }

@@ -166,15 +166,16 @@ fn pin003_points_at_the_action() {
 }
 
 #[test]
-fn sec001_points_at_the_first_key() {
-    let f = assert_bad("SEC001", "apps/backup/s3-credentials.sops.yaml", 8, 5);
+fn sec001_points_at_the_first_credential() {
+    // Line 8 is ACCESS_KEY_ID, which names the key; line 9 is the secret key.
+    let f = assert_bad("SEC001", "apps/backup/s3-credentials.sops.yaml", 9, 5);
     assert!(
-        f.message.contains("stringData.ACCESS_KEY_ID"),
+        f.message.contains("stringData.SECRET_ACCESS_KEY"),
         "{}",
         f.message
     );
     assert!(
-        !f.message.contains("backup-writer"),
+        !f.message.contains("6PdFz2qv9KkTn4Wc"),
         "a finding never prints the secret"
     );
     assert_eq!(f.chain, ["flux-system/flux-system", "flux-system/apps"]);

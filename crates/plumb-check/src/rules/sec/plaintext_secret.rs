@@ -372,17 +372,47 @@ fn is_secret_reference(value: &str) -> bool {
     lines.peek().is_some() && lines.all(|l| REFERENCE_PREFIXES.iter().any(|p| l.starts_with(p)))
 }
 
-/// Whether a Secret's key names an account rather than a credential (`username`,
-/// `POSTGRES_USER`, `admin-user`): a user name in plaintext gives nothing away, and Secrets
-/// often hold one beside a password a controller generates in the cluster (mittwald's
-/// secret-generator, `autogenerate: password`).
+/// Whether a Secret's key names an account or an identifier rather than a credential
+/// (`username`, `POSTGRES_USER`, `admin-user`, `clusterID`, `volumeHandle`, `fsName`,
+/// `storageClass`): a user name in plaintext gives nothing away, and Secrets often hold one
+/// beside a password a controller generates in the cluster (mittwald's secret-generator,
+/// `autogenerate: password`); sulibot/home-ops keeps a CephFS volume handle, its cluster ID,
+/// file system name and storage class in a Secret. A key is judged by its last word, camelCase
+/// split (`AWS_ACCESS_KEY_ID` is an identifier; the `AWS_SECRET_ACCESS_KEY` beside it is not).
 fn is_identity_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    let words: Vec<&str> = key
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    matches!(words.last(), Some(&("user" | "username" | "login")))
+    const IDENTIFIERS: &[&str] = &["user", "username", "login", "id", "handle", "name", "class"];
+    key_words(key)
+        .last()
+        .is_some_and(|w| IDENTIFIERS.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// The words of a key: split at anything not a letter or digit, and where a lower-case letter
+/// or digit is followed by an upper-case one (`clusterID`: `cluster`, `ID`).
+fn key_words(key: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut start = None;
+    let mut previous_lower = false;
+    for (i, c) in key.char_indices() {
+        if !c.is_ascii_alphanumeric() {
+            if let Some(s) = start.take() {
+                words.push(&key[s..i]);
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower {
+            if let Some(s) = start {
+                words.push(&key[s..i]);
+            }
+            start = Some(i);
+        }
+        start.get_or_insert(i);
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    if let Some(s) = start {
+        words.push(&key[s..]);
+    }
+    words
 }
 
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
@@ -664,9 +694,26 @@ mod identity_keys {
             "admin-user",
             "DB_USERNAME",
             "login",
+            "adminUser",
+            "clusterID",
+            "volumeHandle",
+            "fsName",
+            "storageClass",
+            "AWS_ACCESS_KEY_ID",
+            "client-id",
         ] {
             assert!(is_identity_key(key), "{key}");
         }
+        // sulibot/home-ops: a Secret of a volume's identifiers only.
+        let identifiers = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kopia\nstringData:\n  volumeHandle: \"0001-0024-407036f5\"\n  clusterID: \"407036f5\"\n  fsName: backups\n  storageClass: csi-cephfs\n";
+        assert_eq!(finding_key(identifiers), None);
+        let keys = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s3\nstringData:\n  AWS_ACCESS_KEY_ID: AKIAEXAMPLE\n  AWS_SECRET_ACCESS_KEY: c2VjcmV0\n";
+        assert_eq!(
+            finding_key(keys).as_deref(),
+            Some(
+                "Secret `s3` is committed with its `stringData.AWS_SECRET_ACCESS_KEY` in plaintext"
+            )
+        );
         for key in [
             "password",
             "user-password",
@@ -674,6 +721,11 @@ mod identity_keys {
             "usertoken",
             "api-key",
             "users.json",
+            "clientSecret",
+            "AWS_SECRET_ACCESS_KEY",
+            "KOPIA_PASSWORD",
+            "idToken",
+            "name-and-password",
         ] {
             assert!(!is_identity_key(key), "{key}");
         }
