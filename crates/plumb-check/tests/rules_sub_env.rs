@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{at, fixture, places};
+use common::{at, edit, fixture, fresh_copy, places, write};
 use plumb_check::{CheckConfig, Finding};
 use std::path::Path;
 
@@ -188,6 +188,41 @@ fn env001_overlay_adds_an_object() {
         "overlay clusters/dev adds Deployment debug-tools: an environment overlay may only change the cluster's variables (ConfigMap/cluster-vars)"
     );
     assert_good("ENV001");
+}
+
+#[test]
+fn env001_overlay_adds_a_directory_named_as_such() {
+    // sulibot/home-ops: a cluster's overlay lists directories of its own beside a base. Each is
+    // one finding that names the directory, not "objects it cannot name".
+    let root = fresh_copy(&fixture("ENV001", "bad"), "env001-directory");
+    write(
+        &root,
+        "clusters/dev/tools/kustomization.yaml",
+        "resources: [cm.yaml]\n",
+    );
+    write(
+        &root,
+        "clusters/dev/tools/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tools\n",
+    );
+    edit(
+        &root,
+        "clusters/dev/kustomization.yaml",
+        "  - debug-tools.yaml\n",
+        "  - debug-tools.yaml\n  - ./tools\n",
+    );
+    let findings = check(&root);
+    assert_eq!(
+        places(&findings),
+        vec![
+            at("ENV001", "clusters/dev/debug-tools.yaml", 1, 1),
+            at("ENV001", "clusters/dev/kustomization.yaml", 6, 5),
+        ]
+    );
+    assert_eq!(
+        findings[1].message,
+        "overlay clusters/dev adds the objects of `./tools`: an environment overlay may only change the cluster's variables (ConfigMap/cluster-vars)"
+    );
 }
 
 #[test]

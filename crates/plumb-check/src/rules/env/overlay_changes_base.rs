@@ -62,6 +62,8 @@ const NEUTRAL_KEYS: &[&str] = &[
 struct Edit {
     /// `Kind/name`, when known.
     target: Option<(String, String)>,
+    /// What the edit touches when it is not one object: a directory of resources.
+    subject: Option<String>,
     /// What it does, for the message (`adds`, `patches`).
     verb: &'static str,
     location: Option<Location>,
@@ -140,9 +142,12 @@ impl Rule for OverlayChangesBase {
                         continue;
                     }
                 }
-                let what = match &edit.target {
-                    Some((kind, name)) => format!("{kind} {name}"),
-                    None => "objects it cannot name (no kind and name, or a selector)".to_string(),
+                let what = match (&edit.target, edit.subject) {
+                    (Some((kind, name)), _) => format!("{kind} {name}"),
+                    (None, Some(subject)) => subject,
+                    (None, None) => {
+                        "objects it cannot name (no kind and name, or a selector)".to_string()
+                    }
                 };
                 out.push(
                     Finding::new(
@@ -199,13 +204,15 @@ fn resources(cx: &CheckContext<'_>, overlay: &Overlay, edits: &mut Vec<Edit>) {
         let docs = if abs.is_file() { documents(&abs) } else { None };
         match docs {
             Some(docs) => edits.extend(docs.iter().map(|doc| Edit {
+                subject: None,
                 target: kind_and_name(doc),
                 verb: "adds",
                 location: scope::location_of(cx, doc),
             })),
             None => edits.push(Edit {
                 target: None,
-                verb: "adds the resources of",
+                subject: Some(format!("the objects of `{reference}`")),
+                verb: "adds",
                 location: scope::location_of(cx, item),
             }),
         }
@@ -245,6 +252,7 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
                 .and_then(|docs| docs.first().and_then(|d| scope::location_of(cx, d)))
                 .or_else(|| scope::location_of(cx, item));
             edits.push(Edit {
+                subject: None,
                 target,
                 verb: "patches",
                 location,
@@ -253,6 +261,7 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
         }
         if let Some(docs) = file.as_ref().and_then(|f| documents(&root.join(f))) {
             edits.extend(docs.iter().map(|doc| Edit {
+                subject: None,
                 target: kind_and_name(doc),
                 verb: "patches",
                 location: scope::location_of(cx, doc),
@@ -271,6 +280,7 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
             .collect();
         if targets.is_empty() {
             edits.push(Edit {
+                subject: None,
                 target: None,
                 verb: "patches",
                 location: location.clone(),
@@ -278,6 +288,7 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
         }
         for target in targets {
             edits.push(Edit {
+                subject: None,
                 target,
                 verb: "patches",
                 location: location.clone(),
@@ -301,6 +312,7 @@ fn generators(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut V
         .flatten()
     {
         edits.push(Edit {
+            subject: None,
             target: item
                 .str_at(&["name"])
                 .map(|name| (kind.to_string(), name.to_string())),
