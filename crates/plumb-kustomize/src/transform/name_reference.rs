@@ -264,14 +264,19 @@ impl Fixer<'_> {
                 "path config error; no 'name' field in node".into(),
             ));
         };
+        // The candidates in the field's namespace, as kustomize groups them: by the effective
+        // namespace of their original id (no namespace is `default`; cluster-scoped objects are
+        // in none), else of their current one. A subject `namespace: default` names a
+        // ServiceAccount written without a namespace (mthorley/k8s-gitops).
         let candidates: Vec<&Resource> = match node.get("namespace").and_then(Node::scalar_value) {
             None => self.candidates.clone(),
             Some(ns) => {
+                let in_namespace = |id: &ResId| effective_namespace(id, self.ctx) == Some(ns);
                 let by_original: Vec<&Resource> = self
                     .candidates
                     .iter()
                     .copied()
-                    .filter(|r| r.original_id().namespace == ns)
+                    .filter(|r| in_namespace(&r.original_id()))
                     .collect();
                 if !by_original.is_empty() {
                     by_original
@@ -279,7 +284,7 @@ impl Fixer<'_> {
                     self.candidates
                         .iter()
                         .copied()
-                        .filter(|r| r.namespace() == ns)
+                        .filter(|r| in_namespace(&r.id()))
                         .collect()
                 }
             }
