@@ -7,7 +7,9 @@
 //! (tags, multi-line plain and quoted scalars, multi-line flow collections, tabs,
 //! carriage returns, anything malformed): the caller then parses the text with granit-parser,
 //! which also reports every error. Giving up is always safe; accepting text granit-parser would
-//! read differently is never.
+//! read differently is never, with one exception where go-yaml (and so kustomize) is more
+//! lenient than both the YAML spec and granit-parser: a block scalar's `|` or `>` on the line
+//! after its key, in the key's column (see `value`).
 //!
 //! `tests/block_reader.rs` compares the two readers event by event and span by span on every
 //! YAML file of the conformance corpus and of the repository's examples and fixtures.
@@ -435,6 +437,17 @@ impl<'t> Reader<'t, '_> {
                     }
                     Some((start, indent)) if indent == column && self.entry_at(start + indent) => {
                         Ok(self.sequence(start + indent, column, true)?.1)
+                    }
+                    // go-yaml reads a literal or folded block whose indicator is on the line
+                    // after its key, in the key's column, as the key's value (its text indented
+                    // further): the YAML spec wants the indicator indented, granit-parser
+                    // refuses it, kustomize builds it (mthorley/k8s-gitops's mosquitto.conf).
+                    Some((start, indent))
+                        if indent == column
+                            && self.anchor == 0
+                            && matches!(self.at(start + indent), b'|' | b'>') =>
+                    {
+                        self.block_scalar(start + indent, column)
                     }
                     _ if self.anchor != 0 => Err(GiveUp),
                     _ => {

@@ -88,6 +88,10 @@ fn corpus_and_examples() -> Vec<PathBuf> {
     files
 }
 
+/// Files of go-yaml's leniency: a block scalar's indicator on the line after its key, in the
+/// key's column.
+const LENIENT: &[&str] = &["exactness/block-indicator-at-key-column/cm.yaml"];
+
 #[test]
 fn reads_every_corpus_file_as_granit_parser_does() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -99,11 +103,27 @@ fn reads_every_corpus_file_as_granit_parser_does() {
         yaml_files(&krate.path().join("tests"), &mut files);
     }
     let (mut block, mut granit, mut differ) = (0, 0, Vec::new());
+    let mut lenient = 0;
     for path in &files {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
-        match compare(&path.display().to_string(), &text) {
+        let name = path.display().to_string();
+        // Text go-yaml reads and granit-parser refuses, which the block reader reads as go-yaml
+        // does (the exactness case compares its build with kustomize's).
+        if LENIENT.iter().any(|l| name.ends_with(l)) {
+            assert!(
+                plumb_yaml::parse_documents_granit(&name, &text).is_err(),
+                "{name}: granit-parser reads it now; drop it from LENIENT"
+            );
+            assert!(
+                plumb_yaml::parse_documents_block(&name, &text).is_some(),
+                "{name}: the block reader gave up on it"
+            );
+            lenient += 1;
+            continue;
+        }
+        match compare(&name, &text) {
             Some(true) => block += 1,
             Some(false) => granit += 1,
             None => differ.push(path.display().to_string()),
@@ -115,6 +135,7 @@ fn reads_every_corpus_file_as_granit_parser_does() {
         differ.len()
     );
     assert!(differ.is_empty(), "{differ:#?}");
+    assert_eq!(lenient, LENIENT.len(), "every lenient case was found");
     // The comparison means something only if the block reader reads most of them.
     assert!(
         block > 2 * granit,
