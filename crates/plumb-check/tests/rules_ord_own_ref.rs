@@ -120,6 +120,51 @@ fn ref001_a_chart_ref_to_nothing() {
     );
 }
 
+#[test]
+fn ref001_values_from_a_secret_a_database_cluster_writes() {
+    // angelnu/k8s-gitops: HelmReleases take their database settings from the `-app` Secret
+    // CloudNativePG writes for a Cluster. It exists once the Cluster runs: nothing to report.
+    // The same release taking keys from a Secret nothing creates is one finding, however
+    // many entries name it.
+    let root = common::fresh_copy(&fixture("REF001", "good"), "ref001-cnpg");
+    common::write(
+        &root,
+        "apps/podinfo/database.yaml",
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: podinfo-db\n  namespace: podinfo\nspec:\n  instances: 1\n",
+    );
+    common::edit(
+        &root,
+        "apps/podinfo/kustomization.yaml",
+        "  - release.yaml\n",
+        "  - release.yaml\n  - database.yaml\n",
+    );
+    common::edit(
+        &root,
+        "apps/podinfo/release.yaml",
+        "  values:\n",
+        "  valuesFrom:\n    - {kind: Secret, name: podinfo-db-app, valuesKey: host, targetPath: db.host}\n    - {kind: Secret, name: podinfo-db-app, valuesKey: password, targetPath: db.password}\n  values:\n",
+    );
+    let found = findings(&root);
+    assert!(code_places(&found).is_empty(), "{found:#?}");
+    common::edit(
+        &root,
+        "apps/podinfo/release.yaml",
+        "  values:\n",
+        "    - {kind: Secret, name: missing, valuesKey: a, targetPath: a}\n    - {kind: Secret, name: missing, valuesKey: b, targetPath: b}\n  values:\n",
+    );
+    let found = findings(&root);
+    assert_eq!(
+        code_places(&found),
+        ["REF001 apps/podinfo/release.yaml:14:28"],
+        "{found:#?}"
+    );
+    assert!(
+        found[0].message.contains("Secret podinfo/missing"),
+        "{}",
+        found[0].message
+    );
+}
+
 /// A repository whose `apps` objects include a `Widget` no CRD defines, beside a HelmRelease
 /// of a chart the build cannot render here (no helm, no fetcher) and the table does not know.
 fn unseen_provider_repo(name: &str, with_release: bool) -> std::path::PathBuf {

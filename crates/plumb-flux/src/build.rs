@@ -1374,6 +1374,13 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         }
         let mut collected = postbuild::collect_vars(ks, &lookup, ctx.keys);
         postbuild::assume_open_vars(&mut collected, &objects);
+        // A required source that is missing fails the whole substitution in Flux: that one
+        // error, not one more per variable it would have defined (mthorley/k8s-gitops's
+        // Secret cluster-vars, created outside the repository).
+        let source_missing = collected
+            .problems
+            .iter()
+            .any(|d| d.code == Code::SubstituteSourceMissing);
         diagnostics.extend(collected.problems);
         let vars = collected.vars;
         // Flux refuses the whole substitution for one bad name: one error, at the name.
@@ -1407,7 +1414,9 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     .err()
                     .map(|failure| postbuild::failure_diagnostic(object, &failure))
             });
-            diagnostics.extend(failures.into_iter().flatten());
+            if !source_missing {
+                diagnostics.extend(failures.into_iter().flatten());
+            }
         }
     }
     if !ks.common_labels.is_empty() || !ks.common_annotations.is_empty() {

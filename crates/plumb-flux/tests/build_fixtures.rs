@@ -200,6 +200,23 @@ fn substitute_from() {
     check("substitute-from");
 }
 
+/// A required substituteFrom source that nothing produces fails the substitution: one error,
+/// not one more for each variable it would have defined (mthorley/k8s-gitops).
+#[test]
+fn substitute_from_missing_is_one_error() {
+    check("substitute-from-missing");
+    let snapshot = snapshot("substitute-from-missing");
+    let errors = snapshot.lines().filter(|l| l.starts_with("error")).count();
+    assert_eq!(errors, 1, "{snapshot}");
+    assert!(snapshot.contains("error: substitute from 'Secret/cluster-vars' error: secrets \"cluster-vars\" not found in namespace flux-system"), "{snapshot}");
+    let diagnostics = snapshot
+        .split("=== diagnostics")
+        .nth(1)
+        .and_then(|rest| rest.split("=== graph").next())
+        .unwrap_or_default();
+    assert!(!diagnostics.contains("DOMAIN"), "{diagnostics}");
+}
+
 #[test]
 fn var_in_path() {
     check("var-in-path");
