@@ -177,6 +177,46 @@ fn sub004_missing_substitute_source() {
 }
 
 #[test]
+fn sub004_one_missing_source_of_several_kustomizations_is_one_finding() {
+    // mthorley/k8s-gitops: 16 Kustomizations substitute from one Secret the repository does
+    // not hold. Creating it fixes all of them: one finding, the others related.
+    let root = fresh_copy(&fixture("SUB004", "bad"), "sub004-several");
+    let apps = std::fs::read_to_string(root.join("clusters/dev/apps.yaml")).unwrap();
+    write(
+        &root,
+        "clusters/dev/web.yaml",
+        &apps
+            .replace("name: apps", "name: web")
+            .replace("path: ./apps", "path: ./apps/web"),
+    );
+    edit(
+        &root,
+        "clusters/dev/kustomization.yaml",
+        "  - apps.yaml\n",
+        "  - apps.yaml\n  - web.yaml\n",
+    );
+    let findings = check(&root);
+    let sub004: Vec<&Finding> = findings.iter().filter(|f| f.code == "SUB004").collect();
+    assert_eq!(sub004.len(), 1, "{findings:#?}");
+    assert_eq!(
+        sub004[0].message,
+        "2 Kustomizations (flux-system/apps, flux-system/web) substitute from ConfigMap flux-system/cluster-settings, which no Kustomization of this cluster produces: each fails with \"cluster-settings not found\" until something creates it"
+    );
+    assert_eq!(
+        places(&findings),
+        vec![at("SUB004", "clusters/dev/apps.yaml", 16, 15)]
+    );
+    assert!(
+        sub004[0].related.iter().any(|r| r.label
+            == "Kustomization flux-system/web substitutes from it too"
+            && r.location.file == Path::new("clusters/dev/web.yaml")
+            && r.location.line == 16),
+        "{:#?}",
+        sub004[0].related
+    );
+}
+
+#[test]
 fn env001_overlay_adds_an_object() {
     let findings = check(&fixture("ENV001", "bad"));
     assert_eq!(

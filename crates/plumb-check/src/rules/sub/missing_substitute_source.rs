@@ -3,7 +3,6 @@ use crate::finding::Finding;
 use crate::rule::{CheckContext, Rule};
 use plumb_flux::postbuild::ObjectLookup;
 use plumb_flux::unseen::unbuilt_holder;
-use std::collections::HashSet;
 
 /// ## What it does
 /// Finds `postBuild.substituteFrom` entries naming a ConfigMap or Secret that no Kustomization
@@ -51,9 +50,12 @@ impl Rule for MissingSubstituteSource {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
-        let mut seen = HashSet::new();
         for entry in &cx.build.entries {
             let produced = Produced::of(entry);
+            // Each missing source of the cluster once, with every Kustomization naming it: one
+            // object to create, however many Kustomizations wait for it (mthorley/k8s-gitops:
+            // 16 Kustomizations substitute from a Secret the repository does not hold).
+            let mut missing: Vec<Missing> = Vec::new();
             for ks in &entry.kustomizations {
                 let flux = &ks.kustomization;
                 let Some(post) = &flux.post_build else {
@@ -90,41 +92,85 @@ impl Rule for MissingSubstituteSource {
                                 .as_ref()
                                 .and_then(|o| scope::location_of(cx, o))
                         });
-                    let message = format!(
-                        "Kustomization {} substitutes from {kind} {}/{}, which no Kustomization of this cluster produces: it fails with \"{} not found\" until something creates it",
-                        flux.key(),
-                        flux.namespace,
-                        reference.name,
-                        reference.name
+                    let source = (
+                        kind.to_string(),
+                        flux.namespace.clone(),
+                        reference.name.clone(),
                     );
-                    if !seen.insert((location.clone(), message.clone())) {
-                        continue;
+                    let user = (flux.key(), location);
+                    match missing.iter_mut().find(|m| m.source == source) {
+                        Some(m) if m.users.contains(&user) => {}
+                        Some(m) => m.users.push(user),
+                        None => missing.push(Missing {
+                            source,
+                            users: vec![user],
+                            chain: ks.chain.clone(),
+                        }),
                     }
-                    let mut finding = Finding::new(
-                        "SUB004",
-                        message,
-                        format!(
-                            "create the {kind} in the Kustomization's namespace `{}` from a Kustomization this one depends on, fix the name, or mark the reference `optional: true` if it may be absent",
-                            flux.namespace
-                        ),
-                    )
-                    .at(location)
-                    .with_chain(&ks.chain);
-                    for other in produced.named(kind, &reference.name) {
-                        finding = finding.related(
-                            other
-                                .origin
-                                .as_ref()
-                                .and_then(|o| scope::location_of(cx, o)),
-                            format!(
-                                "a {kind} of that name is produced in namespace `{}`",
-                                other.namespace_or_default()
-                            ),
-                        );
-                    }
-                    out.push(finding);
                 }
+            }
+            for m in missing {
+                out.push(finding(cx, &produced, m));
             }
         }
     }
+}
+
+/// A ConfigMap or Secret no Kustomization of the cluster produces: (kind, namespace, name),
+/// and the Kustomizations that substitute from it, each with where it names it.
+struct Missing {
+    source: (String, String, String),
+    users: Vec<(String, Option<crate::finding::Location>)>,
+    chain: Vec<String>,
+}
+
+fn finding(cx: &CheckContext<'_>, produced: &Produced<'_>, m: Missing) -> Finding {
+    let (kind, namespace, name) = &m.source;
+    let who = match m.users.len() {
+        1 => format!("Kustomization {} substitutes", m.users[0].0),
+        n => {
+            let shown: Vec<&str> = m.users.iter().take(3).map(|(k, _)| k.as_str()).collect();
+            let more = match n > 3 {
+                true => format!(" and {} more", n - 3),
+                false => String::new(),
+            };
+            format!("{n} Kustomizations ({}{more}) substitute", shown.join(", "))
+        }
+    };
+    let fails = if m.users.len() == 1 {
+        "it fails"
+    } else {
+        "each fails"
+    };
+    let message = format!(
+        "{who} from {kind} {namespace}/{name}, which no Kustomization of this cluster produces: {fails} with \"{name} not found\" until something creates it"
+    );
+    let mut finding = Finding::new(
+        "SUB004",
+        message,
+        format!(
+            "create the {kind} in the Kustomization's namespace `{namespace}` from a Kustomization this one depends on, fix the name, or mark the reference `optional: true` if it may be absent"
+        ),
+    )
+    .at(m.users[0].1.clone())
+    .with_chain(&m.chain);
+    for (key, location) in m.users.iter().skip(1) {
+        finding = finding.related(
+            location.clone(),
+            format!("Kustomization {key} substitutes from it too"),
+        );
+    }
+    for other in produced.named(kind, name) {
+        finding = finding.related(
+            other
+                .origin
+                .as_ref()
+                .and_then(|o| scope::location_of(cx, o)),
+            format!(
+                "a {kind} of that name is produced in namespace `{}`",
+                other.namespace_or_default()
+            ),
+        );
+    }
+    finding
 }
