@@ -372,15 +372,36 @@ fn is_secret_reference(value: &str) -> bool {
     lines.peek().is_some() && lines.all(|l| REFERENCE_PREFIXES.iter().any(|p| l.starts_with(p)))
 }
 
-/// Whether a Secret's key names an account or an identifier rather than a credential
-/// (`username`, `POSTGRES_USER`, `admin-user`, `clusterID`, `volumeHandle`, `fsName`,
-/// `storageClass`): a user name in plaintext gives nothing away, and Secrets often hold one
-/// beside a password a controller generates in the cluster (mittwald's secret-generator,
+/// Whether a Secret's key names an account, an identifier or a connection setting rather than
+/// a credential (`username`, `POSTGRES_USER`, `clusterID`, `volumeHandle`, `storageClass`,
+/// `DB_PORT`, `protocol`): a user name in plaintext gives nothing away, and Secrets often hold
+/// one beside a password a controller generates in the cluster (mittwald's secret-generator,
 /// `autogenerate: password`); sulibot/home-ops keeps a CephFS volume handle, its cluster ID,
-/// file system name and storage class in a Secret. A key is judged by its last word, camelCase
-/// split (`AWS_ACCESS_KEY_ID` is an identifier; the `AWS_SECRET_ACCESS_KEY` beside it is not).
+/// file system name and storage class in a Secret, zacheryph/k8s-gitops a database's host,
+/// port and extension beside a substituted password. A key is judged by its last word,
+/// camelCase split (`AWS_ACCESS_KEY_ID` is an identifier; the `AWS_SECRET_ACCESS_KEY` beside
+/// it is not).
 fn is_identity_key(key: &str) -> bool {
-    const IDENTIFIERS: &[&str] = &["user", "username", "login", "id", "handle", "name", "class"];
+    const IDENTIFIERS: &[&str] = &[
+        "user",
+        "username",
+        "login",
+        "email",
+        "id",
+        "handle",
+        "name",
+        "class",
+        "host",
+        "hostname",
+        "port",
+        "protocol",
+        "region",
+        "bucket",
+        "database",
+        "extension",
+        "cache",
+        "path",
+    ];
     key_words(key)
         .last()
         .is_some_and(|w| IDENTIFIERS.contains(&w.to_ascii_lowercase().as_str()))
@@ -701,9 +722,19 @@ mod identity_keys {
             "storageClass",
             "AWS_ACCESS_KEY_ID",
             "client-id",
+            "DB_PORT",
+            "protocol",
+            "REDIS_HOSTNAME",
+            "PGADMIN_DEFAULT_EMAIL",
+            "DB_VECTOR_EXTENSION",
+            "TRANSFORMERS_CACHE",
         ] {
             assert!(is_identity_key(key), "{key}");
         }
+        // zacheryph/k8s-gitops: a Secret whose credentials are substituted, with its connection
+        // settings written in.
+        let settings = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: immich\nstringData:\n  DB_HOSTNAME: ${HOST}\n  DB_PORT: \"5432\"\n  DB_USERNAME: immich\n  DB_PASSWORD: ${PASSWORD}\n  DB_DATABASE_NAME: immich\n  DB_VECTOR_EXTENSION: pgvector\n  REDIS_HOSTNAME: dragonfly.immich.svc\n  TRANSFORMERS_CACHE: /usr/src/app/.cache\n  protocol: https\n";
+        assert_eq!(finding_key(settings), None);
         // sulibot/home-ops: a Secret of a volume's identifiers only.
         let identifiers = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kopia\nstringData:\n  volumeHandle: \"0001-0024-407036f5\"\n  clusterID: \"407036f5\"\n  fsName: backups\n  storageClass: csi-cephfs\n";
         assert_eq!(finding_key(identifiers), None);
