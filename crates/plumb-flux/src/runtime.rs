@@ -100,6 +100,23 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
             open: false,
             producer: producer(),
         }),
+        // CloudNativePG writes `<cluster>-app` for the database owner unless the bootstrap
+        // names a Secret of the user's own (its docs: applications.md, "Secrets"); the keys
+        // are those a cluster's `-app` Secret holds.
+        ("postgresql.cnpg.io", "Cluster") => {
+            let bootstrap = spec["bootstrap"].as_object();
+            let own_secret = bootstrap.is_some_and(|b| {
+                b.values()
+                    .any(|method| method["secret"]["name"].as_str().is_some())
+            });
+            (!own_secret).then(|| RuntimeSecret {
+                namespace: Some(namespace()),
+                name: format!("{}-app", object.name()),
+                keys: CNPG_APP_KEYS.map(String::from).to_vec(),
+                open: false,
+                producer: producer(),
+            })
+        }
         ("onepassword.com", "OnePasswordItem") => Some(RuntimeSecret {
             namespace: Some(namespace()),
             name: object.name().into(),
@@ -115,6 +132,21 @@ pub fn secret_created_by(object: &Object) -> Option<RuntimeSecret> {
         s
     })
 }
+
+/// The keys of the `<cluster>-app` Secret CloudNativePG writes, as a running cluster's holds.
+const CNPG_APP_KEYS: [&str; 11] = [
+    "dbname",
+    "fqdn-jdbc-uri",
+    "fqdn-uri",
+    "host",
+    "jdbc-uri",
+    "password",
+    "pgpass",
+    "port",
+    "uri",
+    "user",
+    "username",
+];
 
 /// The keys of the Secret pocket-id-operator writes for a PocketIDOIDCClient: its defaults, each
 /// renamed by `spec.secret.keys` (`clientID: OAUTH_CLIENT_ID`), the client secret only for a

@@ -159,17 +159,21 @@ impl DanglingReference {
         else {
             return;
         };
+        // One finding per missing object, however many entries take keys from it.
+        let mut reported: Vec<(&str, &str)> = Vec::new();
         for (j, item) in items.iter().enumerate() {
             let kind = item.get("kind").and_then(|v| v.as_str()).unwrap_or("");
             let name = item.get("name").and_then(|v| v.as_str()).unwrap_or("");
             let optional = item.get("optional").and_then(|v| v.as_bool()) == Some(true);
             if optional
                 || name.is_empty()
+                || reported.contains(&(kind, name))
                 || produced(entry, kind, &hr.namespace, name)
                 || unbuilt_holder(&entry.kustomizations, &hr.namespace).is_some()
             {
                 continue;
             }
+            reported.push((kind, name));
             out.push(
                 Finding::new(
                     self.code(),
@@ -191,23 +195,22 @@ impl DanglingReference {
 }
 
 /// Whether some Kustomization creates the ConfigMap or Secret `namespace`/`name`, directly or
-/// through an ExternalSecret or SealedSecret of that name.
+/// through an object whose controller writes the Secret at runtime (an ExternalSecret, a
+/// SealedSecret, a CloudNativePG Cluster's `-app` Secret: angelnu/k8s-gitops's HelmReleases
+/// take their database settings from it).
 fn produced(entry: &EntryBuild, kind: &str, namespace: &str, name: &str) -> bool {
     entry
         .kustomizations
         .iter()
         .flat_map(|k| k.objects.iter())
-        .filter(|o| o.namespace_or_default() == namespace)
         .any(|o| {
-            let direct = o.group().is_empty() && o.kind() == kind && o.name() == name;
+            let direct = o.namespace_or_default() == namespace
+                && o.group().is_empty()
+                && o.kind() == kind
+                && o.name() == name;
             let generated = kind == "Secret"
-                && match (o.group(), o.kind()) {
-                    ("external-secrets.io", "ExternalSecret") => {
-                        o.str_at(&["spec", "target", "name"]).unwrap_or(o.name()) == name
-                    }
-                    ("bitnami.com", "SealedSecret") => o.name() == name,
-                    _ => false,
-                };
+                && plumb_flux::runtime::secret_created_by(o)
+                    .is_some_and(|secret| secret.is(namespace, name));
             direct || generated
         })
 }
