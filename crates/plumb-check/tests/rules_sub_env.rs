@@ -266,6 +266,42 @@ fn env001_overlay_adds_a_directory_named_as_such() {
 }
 
 #[test]
+fn env001_the_clusters_own_bootstrap_directory_is_no_change() {
+    // JiwooL0920/fleet-infra, sulibot/home-ops: `flux bootstrap` writes flux-system/ (the
+    // Flux install and the Kustomization that syncs this very directory) into each cluster's
+    // overlay. Every cluster has its own; listing it changes nothing of the base.
+    let root = fresh_copy(&fixture("ENV001", "good"), "env001-bootstrap");
+    let source = std::fs::read_to_string(root.join("clusters/base/flux-system.yaml")).unwrap();
+    std::fs::remove_file(root.join("clusters/base/flux-system.yaml")).unwrap();
+    edit(
+        &root,
+        "clusters/base/kustomization.yaml",
+        "  - flux-system.yaml\n",
+        "",
+    );
+    write(
+        &root,
+        "clusters/dev/flux-system/gotk-sync.yaml",
+        &format!(
+            "{source}---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./clusters/dev\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        ),
+    );
+    write(
+        &root,
+        "clusters/dev/flux-system/kustomization.yaml",
+        "resources: [gotk-sync.yaml]\n",
+    );
+    edit(
+        &root,
+        "clusters/dev/kustomization.yaml",
+        "  - ../base\n",
+        "  - flux-system\n  - ../base\n",
+    );
+    let findings = check(&root);
+    assert!(findings.iter().all(|f| f.code != "ENV001"), "{findings:#?}");
+}
+
+#[test]
 fn env002_invariant_is_false() {
     let findings = check(&fixture("ENV002", "bad"));
     // The variable the overlay sets is the primary location; the base's pool and the

@@ -176,6 +176,32 @@ fn documents(path: &Path) -> Option<Vec<Node>> {
     Some(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
+/// Whether `docs` hold a Flux Kustomization whose `spec.path` is `dir` (relative to the root).
+fn syncs_dir(docs: &[Node], dir: &str) -> bool {
+    let clean = |p: &str| p.trim_start_matches("./").trim_end_matches('/').to_string();
+    docs.iter().any(|d| {
+        d.str_at(&["kind"]) == Some("Kustomization")
+            && d.str_at(&["apiVersion"])
+                .is_some_and(|v| v.starts_with("kustomize.toolkit.fluxcd.io/"))
+            && d.str_at(&["spec", "path"])
+                .is_some_and(|p| clean(p) == clean(dir))
+    })
+}
+
+/// The YAML files directly inside directory `dir`.
+fn yaml_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// `Kind/name` of a manifest or strategic-merge patch.
 fn kind_and_name(doc: &Node) -> Option<(String, String)> {
     Some((
@@ -202,6 +228,19 @@ fn resources(cx: &CheckContext<'_>, overlay: &Overlay, edits: &mut Vec<Edit>) {
         }
         let abs = root.join(&path);
         let docs = if abs.is_file() { documents(&abs) } else { None };
+        // The cluster's own bootstrap (`flux bootstrap` writes `flux-system/` with
+        // gotk-components.yaml and gotk-sync.yaml into every cluster path): each cluster must
+        // have its own, since its Kustomization syncs this very directory.
+        let bootstrap = match &docs {
+            Some(docs) => syncs_dir(docs, &overlay.dir),
+            None => yaml_files(&abs)
+                .iter()
+                .filter_map(|f| documents(f))
+                .any(|docs| syncs_dir(&docs, &overlay.dir)),
+        };
+        if bootstrap {
+            continue;
+        }
         match docs {
             Some(docs) => edits.extend(docs.iter().map(|doc| Edit {
                 subject: None,
