@@ -908,16 +908,29 @@ fn resources_of(
     Ok(out)
 }
 
+/// One document of a resource file, or an item of a List in it, into `out`: none when it is
+/// null, `{}` or `[]`; refused, as kustomize refuses it, without the metadata a resource needs
+/// (so anything left is a mapping); a List's items each in turn.
 fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
-    if !nil_or_empty(&doc) {
-        if let Some(missing) = missing_metadata(&doc) {
-            return Err(KustomizeError::Other(format!(
-                "{}: {missing}",
-                located(path, &doc)
-            )));
+    if nil_or_empty(&doc) {
+        return Ok(());
+    }
+    if let Some(missing) = missing_metadata(&doc) {
+        return Err(KustomizeError::Other(format!(
+            "{}: {missing}",
+            located(path, &doc)
+        )));
+    }
+    if doc.str_at(&["kind"]).unwrap_or("").ends_with("List") {
+        if let Some(items) = doc.get("items").and_then(Node::as_sequence) {
+            for item in items.clone() {
+                push_resource(item, path, out)?;
+            }
+            return Ok(());
         }
     }
-    push_item(doc, path, out)
+    out.push(Resource::new(doc));
+    Ok(())
 }
 
 /// Whether kustomize drops `node` as no resource at all: null, `{}` or `[]`.
@@ -931,9 +944,9 @@ fn nil_or_empty(node: &Node) -> bool {
 
 /// What kustomize finds missing in a resource read from a file, which it refuses before
 /// anything else (`GetValidatedMetadata`): none of `apiVersion`, `kind` and the name,
-/// namespace, labels and annotations of `metadata`; then the kind; then, unless the kind is a
-/// list, `metadata.name`. sulibot/home-ops lists variable files (`APP: prometheus`) as
-/// resources: kustomize fails there.
+/// namespace, labels and annotations of `metadata` (so any document that is no mapping); then
+/// the kind; then, unless the kind is a list, `metadata.name`. sulibot/home-ops lists variable
+/// files (`APP: prometheus`) as resources: kustomize fails there.
 fn missing_metadata(doc: &Node) -> Option<String> {
     fn field<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
         node.get(key).filter(|v| !nil_or_empty(v))
@@ -978,32 +991,6 @@ fn located(path: &Path, node: &Node) -> String {
         })
         .unwrap_or((0, 0));
     format!("{}:{line}:{column}", path.display())
-}
-
-/// One document of a resource file, or an item of a list in it, into `out`.
-fn push_item(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
-    match &doc.kind {
-        NodeKind::Scalar(_) if doc.is_null() => Ok(()),
-        NodeKind::Mapping(entries) if entries.is_empty() => Ok(()),
-        NodeKind::Sequence(items) if items.is_empty() => Ok(()),
-        NodeKind::Mapping(_) => {
-            let kind = doc.str_at(&["kind"]).unwrap_or("");
-            if kind.ends_with("List") {
-                if let Some(items) = doc.get("items").and_then(Node::as_sequence) {
-                    for item in items.clone() {
-                        push_resource(item, path, out)?;
-                    }
-                    return Ok(());
-                }
-            }
-            out.push(Resource::new(doc));
-            Ok(())
-        }
-        _ => Err(KustomizeError::Other(format!(
-            "{}: a resource must be a YAML mapping",
-            located(path, &doc)
-        ))),
-    }
 }
 
 #[cfg(test)]
