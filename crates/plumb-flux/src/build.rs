@@ -1035,38 +1035,6 @@ fn generated_help(ctx: &Context<'_>, wanted: &ObjectRef) -> String {
 }
 
 /// Builds one Flux Kustomization.
-/// The error of a spec.path that still holds `${...}` after the parent's build. Where each
-/// variable has a default (`${MODE:=false}`), a postBuild would have given it a value, so the
-/// parent has none (sulibot/home-ops: `app-${CNPG_RECOVERY_MODE:=false}` under a parent
-/// without postBuild); otherwise either may be the cause.
-fn unsubstituted_path(node: &Node, raw_path: &str) -> Diagnostic {
-    let refs = crate::varsub::references(raw_path).unwrap_or_default();
-    let defaulted = !refs.is_empty() && refs.iter().all(|r| r.has_default);
-    // The chain ends with this Kustomization; before it, its parent (or the entry).
-    let parent = match node.chain.len() {
-        n if n >= 2 && !node.chain[n - 2].starts_with("entry ") => {
-            format!("Kustomization {}", node.chain[n - 2])
-        }
-        _ => "the parent Kustomization".to_string(),
-    };
-    let (why, help) = match defaulted {
-        true => (
-            format!("{parent} has no postBuild, and a default applies only where substitution runs"),
-            format!("give {parent} a postBuild (its defaults then apply), or write the path without a variable"),
-        ),
-        false => (
-            format!("{parent} has no postBuild, or the variable is not defined"),
-            "define the variable in the parent's postBuild.substitute or substituteFrom, or give it a default: `${VAR:=value}`".to_string(),
-        ),
-    };
-    Diagnostic::error(
-        Code::PathUnsubstituted,
-        format!("spec.path `{raw_path}` holds a variable nothing substituted: {why}"),
-    )
-    .at(node.ks.object.node_at(&["spec", "path"]))
-    .with_help(help)
-}
-
 fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
     let ks = &node.ks;
     let raw_path = ks.path.clone().unwrap_or_default();
@@ -1258,7 +1226,10 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         false => source::clean_relative(&format!("{source_dir}/{raw_path}")),
     };
     if raw_path.contains("${") {
-        return Built::failed(rel, unsubstituted_path(node, &raw_path));
+        return Built::failed(
+            rel,
+            postbuild::unsubstituted_path(&node.chain, ks, &raw_path),
+        );
     }
     let dir = match outside {
         true => source::join(Path::new(&source_dir), &source::clean_relative(&raw_path)),
@@ -1374,13 +1345,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
         }
         let mut collected = postbuild::collect_vars(ks, &lookup, ctx.keys);
         postbuild::assume_open_vars(&mut collected, &objects);
-        // A required source that is missing fails the whole substitution in Flux: that one
-        // error, not one more per variable it would have defined (mthorley/k8s-gitops's
-        // Secret cluster-vars, created outside the repository).
-        let source_missing = collected
-            .problems
-            .iter()
-            .any(|d| d.code == Code::SubstituteSourceMissing);
+        let source_missing = collected.source_missing();
         diagnostics.extend(collected.problems);
         let vars = collected.vars;
         // Flux refuses the whole substitution for one bad name: one error, at the name.

@@ -39,6 +39,54 @@ pub struct Collected {
     pub open: Vec<RuntimeSecret>,
 }
 
+impl Collected {
+    /// Whether a required source is missing, which fails the whole substitution in Flux: that
+    /// one error, not one more per variable it would have defined (mthorley/k8s-gitops's
+    /// Secret cluster-vars, created outside the repository).
+    pub fn source_missing(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|d| d.code == Code::SubstituteSourceMissing)
+    }
+}
+
+/// The error of `ks`'s spec.path that still holds `${...}` after its parent's build, `chain`
+/// ending with `ks`. Where each variable has a default (`${MODE:=false}`), a postBuild would
+/// have given it a value, so the parent has none (sulibot/home-ops:
+/// `app-${CNPG_RECOVERY_MODE:=false}` under a parent without postBuild); otherwise either may
+/// be the cause.
+pub(crate) fn unsubstituted_path(
+    chain: &[String],
+    ks: &FluxKustomization,
+    raw_path: &str,
+) -> Diagnostic {
+    let refs = crate::varsub::references(raw_path).unwrap_or_default();
+    let defaulted = !refs.is_empty() && refs.iter().all(|r| r.has_default);
+    // Before the Kustomization in its chain: its parent, or the entry.
+    let parent = match chain.len() {
+        n if n >= 2 && !chain[n - 2].starts_with("entry ") => {
+            format!("Kustomization {}", chain[n - 2])
+        }
+        _ => "the parent Kustomization".to_string(),
+    };
+    let (why, help) = match defaulted {
+        true => (
+            format!("{parent} has no postBuild, and a default applies only where substitution runs"),
+            format!("give {parent} a postBuild (its defaults then apply), or write the path without a variable"),
+        ),
+        false => (
+            format!("{parent} has no postBuild, or the variable is not defined"),
+            "define the variable in the parent's postBuild.substitute or substituteFrom, or give it a default: `${VAR:=value}`".to_string(),
+        ),
+    };
+    Diagnostic::error(
+        Code::PathUnsubstituted,
+        format!("spec.path `{raw_path}` holds a variable nothing substituted: {why}"),
+    )
+    .at(ks.object.node_at(&["spec", "path"]))
+    .with_help(help)
+}
+
 /// The variables `ks` substitutes with, and the warnings and errors met reading them.
 /// SOPS-encrypted Secrets are decrypted with `keys` when given; otherwise their values are
 /// placeholders, with a warning. So are those of Secrets created at runtime.
