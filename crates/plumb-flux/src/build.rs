@@ -16,6 +16,7 @@ use crate::fetch::SourceProblem;
 use crate::found::Found;
 use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef, Source};
 use crate::postbuild::{self, ObjectLookup};
+use crate::produced::Produced;
 use crate::runtime::RuntimeSecret;
 use crate::source::{self, Inference, Resolution, Sources};
 use crate::sync::{self, Discovery};
@@ -23,7 +24,7 @@ use crate::trees::FileSystems;
 use crate::varsub::Mode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -410,6 +411,13 @@ impl Built {
         }
     }
 
+    /// Whether a required substituteFrom source was missing.
+    fn lacks_source(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.code == Code::SubstituteSourceMissing)
+    }
+
     fn failed(path: String, diagnostic: Diagnostic) -> Built {
         Built {
             path,
@@ -419,55 +427,6 @@ impl Built {
             not_built: None,
             unavailable: None,
         }
-    }
-}
-
-/// ConfigMaps and Secrets the cluster would hold, by kind, namespace and name, and the Secrets
-/// controllers create from objects of the build.
-#[derive(Default)]
-struct Produced {
-    objects: HashMap<(String, String, String), Object>,
-    /// What bootstrap applied before Flux runs: found only where no Kustomization applies the
-    /// same object, as Flux's apply replaces it in the cluster.
-    bootstrap: HashMap<(String, String, String), Object>,
-    runtime: Vec<RuntimeSecret>,
-    /// The Kustomizations not built so far.
-    unseen: crate::unseen::Unseen,
-}
-
-impl Produced {
-    fn key(object: &Object) -> (String, String, String) {
-        (
-            object.kind().to_string(),
-            object.namespace_or_default().to_string(),
-            object.name().to_string(),
-        )
-    }
-
-    /// An object a Kustomization applies: the first Kustomization's stays (two writers are
-    /// OWN001's).
-    fn add(&mut self, object: &Object) {
-        self.objects
-            .entry(Produced::key(object))
-            .or_insert_with(|| object.clone());
-    }
-
-    /// An object bootstrap applies before Flux runs.
-    fn add_bootstrap(&mut self, object: &Object) {
-        self.bootstrap
-            .entry(Produced::key(object))
-            .or_insert_with(|| object.clone());
-    }
-}
-
-impl ObjectLookup for Produced {
-    fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Object> {
-        let key = (kind.to_string(), namespace.to_string(), name.to_string());
-        self.objects.get(&key).or_else(|| self.bootstrap.get(&key))
-    }
-
-    fn runtime_secret(&self, namespace: &str, name: &str) -> Option<&RuntimeSecret> {
-        self.runtime.iter().find(|s| s.is(namespace, name))
     }
 }
 
@@ -564,6 +523,12 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     let mut found_sources = Vec::new();
     let mut staging = Staging { root, dir: None };
     let mut seconds: HashMap<usize, f64> = HashMap::new();
+    // Kustomizations whose substituteFrom source was missing, held back while others may still
+    // produce it (ahgraber/homelab-gitops-k3s's ClusterExternalSecret makes cluster-secrets in
+    // every namespace, built beside its users): once nothing else is left to build, those whose
+    // source now exists are built again, as Flux retries them until it exists.
+    let mut held: Vec<(usize, (Built, Vec<Found>), f64)> = Vec::new();
+    let mut retried: HashSet<usize> = HashSet::new();
     let kustomize_started = Instant::now();
 
     match self_sync {
@@ -638,35 +603,53 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
     }
 
     loop {
-        let pending: Vec<usize> = (0..nodes.len()).filter(|&i| results[i].is_none()).collect();
-        if pending.is_empty() {
-            break;
-        }
-        let ready = select_ready(&pending, &nodes, &produced, &sources);
-        let ctx = Context {
-            root,
-            fetcher: options.fetcher.as_deref(),
-            fetched: &cluster.fetched.once,
-            sources: &sources,
-            produced: &produced,
-            mode,
-            keys: options.age_keys.as_deref(),
-            file_systems: &cluster.file_systems,
-            shared_builds: &cluster.shared_builds,
-        };
-        // What each object adds to the graph is found beside its build, in parallel.
-        let built: Vec<((Built, Vec<Found>), f64)> = ready
-            .par_iter()
-            .map(|&i| {
-                crate::timing::timed(|| {
-                    let b = build_node(&nodes[i], &ctx);
-                    let found = crate::found::classify(&b.objects);
-                    (b, found)
-                })
-            })
+        let pending: Vec<usize> = (0..nodes.len())
+            .filter(|&i| results[i].is_none() && !held.iter().any(|h| h.0 == i))
             .collect();
+        let finished: Vec<(usize, (Built, Vec<Found>), f64)> = if pending.is_empty() {
+            if held.is_empty() {
+                break;
+            }
+            // Nothing else is left to build: those whose source now exists are built again
+            // (they stay pending), the others fail as they are.
+            std::mem::take(&mut held)
+                .into_iter()
+                .filter(|(i, ..)| !(retried.insert(*i) && produced.has_sources_of(&nodes[*i].ks)))
+                .collect()
+        } else {
+            let ready = select_ready(&pending, &nodes, &produced, &sources);
+            let ctx = Context {
+                root,
+                fetcher: options.fetcher.as_deref(),
+                fetched: &cluster.fetched.once,
+                sources: &sources,
+                produced: &produced,
+                mode,
+                keys: options.age_keys.as_deref(),
+                file_systems: &cluster.file_systems,
+                shared_builds: &cluster.shared_builds,
+            };
+            // What each object adds to the graph is found beside its build, in parallel.
+            let built: Vec<((Built, Vec<Found>), f64)> = ready
+                .par_iter()
+                .map(|&i| {
+                    crate::timing::timed(|| {
+                        let b = build_node(&nodes[i], &ctx);
+                        let found = crate::found::classify(&b.objects);
+                        (b, found)
+                    })
+                })
+                .collect();
+            let (waiting, done): (Vec<_>, Vec<_>) = ready
+                .into_iter()
+                .zip(built)
+                .map(|(i, (b, took))| (i, b, took))
+                .partition(|(i, (b, _), _)| b.lacks_source() && !retried.contains(i));
+            held.extend(waiting);
+            done
+        };
         let sources_before = found_sources.len();
-        for (i, ((b, found), took)) in ready.into_iter().zip(built) {
+        for (i, (b, found), took) in finished {
             seconds.insert(i, took);
             register(
                 i,

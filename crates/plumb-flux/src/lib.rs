@@ -34,6 +34,7 @@ pub mod model;
 pub mod output;
 mod parallel;
 pub mod postbuild;
+mod produced;
 pub mod resourceset;
 pub mod runtime;
 mod shared_builds;

@@ -217,6 +217,25 @@ fn substitute_from_missing_is_one_error() {
     assert!(!diagnostics.contains("DOMAIN"), "{diagnostics}");
 }
 
+/// A Kustomization substituting from a Secret that a sibling's ClusterExternalSecret creates at
+/// runtime, with no dependsOn between them, the sibling substituting from it too
+/// (ahgraber/homelab-gitops-k3s): no Kustomization has all its sources before the others are
+/// built. Flux retries it until the Secret exists, so it builds, with the Secret's values as
+/// placeholders.
+#[test]
+fn substitute_from_a_sibling_is_built_once_the_sibling_is() {
+    check("substitute-from-sibling");
+    let snapshot = snapshot("substitute-from-sibling");
+    assert!(
+        !snapshot.lines().any(|l| l.starts_with("error")),
+        "{snapshot}"
+    );
+    assert!(
+        snapshot.contains("url: https://app.RUNTIME-SECRET:cluster-vars:DOMAIN"),
+        "{snapshot}"
+    );
+}
+
 #[test]
 fn var_in_path() {
     check("var-in-path");
