@@ -831,9 +831,7 @@ fn select_ready(
         let mut optional = 0;
         if let Some(post) = &ks.post_build {
             for r in &post.substitute_from {
-                let at_runtime =
-                    r.kind == "Secret" && produced.runtime_secret(&ks.namespace, &r.name).is_some();
-                if produced.find(&r.kind, &ks.namespace, &r.name).is_none() && !at_runtime {
+                if !produced.holds(&r.kind, &ks.namespace, &r.name) {
                     if r.optional {
                         optional += 1;
                     } else {
@@ -1316,8 +1314,7 @@ fn build_node(node: &Node, ctx: &Context<'_>) -> Built {
                     created_by: own_runtime.map(|s| s.producer.clone()),
                 });
             }
-            let missing = found.is_none()
-                && (r.kind != "Secret" || lookup.runtime_secret(ns, name).is_none());
+            let missing = !lookup.holds(&r.kind, ns, name);
             if missing && !r.optional && unseen.is_none() {
                 let what = format!("substituteFrom {} {ns}/{name}", r.kind);
                 unseen = ctx.produced.unseen.reason(&what, ns);

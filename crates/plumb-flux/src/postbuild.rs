@@ -26,6 +26,13 @@ pub trait ObjectLookup {
     fn runtime_secret(&self, _namespace: &str, _name: &str) -> Option<&RuntimeSecret> {
         None
     }
+
+    /// Whether the ConfigMap or Secret exists for a Kustomization to substitute from: applied
+    /// by the build, or (a Secret) created at runtime from an object of it.
+    fn holds(&self, kind: &str, namespace: &str, name: &str) -> bool {
+        self.find(kind, namespace, name).is_some()
+            || (kind == "Secret" && self.runtime_secret(namespace, name).is_some())
+    }
 }
 
 /// The variables of one Kustomization and what was met reading them.

@@ -45,10 +45,7 @@ impl Produced {
         post.substitute_from
             .iter()
             .filter(|r| !r.optional)
-            .all(|r| {
-                self.find(&r.kind, &ks.namespace, &r.name).is_some()
-                    || (r.kind == "Secret" && self.runtime_secret(&ks.namespace, &r.name).is_some())
-            })
+            .all(|r| self.holds(&r.kind, &ks.namespace, &r.name))
     }
 
     /// An object bootstrap applies before Flux runs.

@@ -65,13 +65,7 @@ impl Rule for MissingSubstituteSource {
                     let kind = reference.kind.as_str();
                     if reference.optional
                         || !matches!(kind, "ConfigMap" | "Secret")
-                        || produced
-                            .find(kind, &flux.namespace, &reference.name)
-                            .is_some()
-                        || (kind == "Secret"
-                            && produced
-                                .runtime_secret(&flux.namespace, &reference.name)
-                                .is_some())
+                        || produced.holds(kind, &flux.namespace, &reference.name)
                         || unbuilt_holder(&entry.kustomizations, &flux.namespace).is_some()
                     {
                         continue;
