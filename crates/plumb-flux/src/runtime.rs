@@ -184,16 +184,17 @@ fn pocket_id_keys(spec: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `clientID` → `client_id`, `endSessionUrl` → `end_session_url`: a word starts at an upper-case
-/// letter that follows a lower-case one.
-fn snake_case(field: &str) -> String {
+/// `clientID` → `client_id`, `endSessionUrl` → `end_session_url`, `s3Bucket` → `s3_bucket`: a
+/// word starts at an upper-case letter that follows a lower-case letter or a digit. Also how
+/// plumb-check splits a Secret's key into words.
+pub fn snake_case(field: &str) -> String {
     let mut out = String::new();
     let mut previous_lower = false;
     for c in field.chars() {
         if c.is_ascii_uppercase() && previous_lower {
             out.push('_');
         }
-        previous_lower = c.is_ascii_lowercase();
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         out.push(c.to_ascii_lowercase());
     }
     out

@@ -378,9 +378,9 @@ fn is_secret_reference(value: &str) -> bool {
 /// one beside a password a controller generates in the cluster (mittwald's secret-generator,
 /// `autogenerate: password`); sulibot/home-ops keeps a CephFS volume handle, its cluster ID,
 /// file system name and storage class in a Secret, zacheryph/k8s-gitops a database's host,
-/// port and extension beside a substituted password. A key is judged by its last word,
-/// camelCase split (`AWS_ACCESS_KEY_ID` is an identifier; the `AWS_SECRET_ACCESS_KEY` beside
-/// it is not).
+/// port and extension beside a substituted password. A key is judged by its last word, split
+/// as [`plumb_flux::runtime::snake_case`] splits camelCase (`AWS_ACCESS_KEY_ID` is an
+/// identifier; the `AWS_SECRET_ACCESS_KEY` beside it is not).
 fn is_identity_key(key: &str) -> bool {
     const IDENTIFIERS: &[&str] = &[
         "user",
@@ -402,38 +402,10 @@ fn is_identity_key(key: &str) -> bool {
         "cache",
         "path",
     ];
-    key_words(key)
-        .last()
-        .is_some_and(|w| IDENTIFIERS.contains(&w.to_ascii_lowercase().as_str()))
-}
-
-/// The words of a key: split at anything not a letter or digit, and where a lower-case letter
-/// or digit is followed by an upper-case one (`clusterID`: `cluster`, `ID`).
-fn key_words(key: &str) -> Vec<&str> {
-    let mut words = Vec::new();
-    let mut start = None;
-    let mut previous_lower = false;
-    for (i, c) in key.char_indices() {
-        if !c.is_ascii_alphanumeric() {
-            if let Some(s) = start.take() {
-                words.push(&key[s..i]);
-            }
-            previous_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && previous_lower {
-            if let Some(s) = start {
-                words.push(&key[s..i]);
-            }
-            start = Some(i);
-        }
-        start.get_or_insert(i);
-        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-    }
-    if let Some(s) = start {
-        words.push(&key[s..]);
-    }
-    words
+    plumb_flux::runtime::snake_case(key)
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .rfind(|w| !w.is_empty())
+        .is_some_and(|w| IDENTIFIERS.contains(&w))
 }
 
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
@@ -728,6 +700,7 @@ mod identity_keys {
             "PGADMIN_DEFAULT_EMAIL",
             "DB_VECTOR_EXTENSION",
             "TRANSFORMERS_CACHE",
+            "s3Bucket",
         ] {
             assert!(is_identity_key(key), "{key}");
         }
