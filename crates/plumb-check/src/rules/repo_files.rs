@@ -40,6 +40,20 @@ pub(crate) fn files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The `.yaml` and `.yml` files directly inside `dir`, sorted; none when it cannot be read.
+pub(crate) fn yaml_files_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Whether a file name is YAML (or JSON, which the YAML reader reads too).
 pub(crate) fn is_yaml(path: &Path) -> bool {
     path.extension()

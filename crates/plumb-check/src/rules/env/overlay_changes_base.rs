@@ -176,30 +176,17 @@ fn documents(path: &Path) -> Option<Vec<Node>> {
     Some(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
-/// Whether `docs` hold a Flux Kustomization whose `spec.path` is `dir` (relative to the root).
+/// Whether `docs` hold a Flux Kustomization whose `spec.path` is `dir` (relative to the root),
+/// the path read as the build reads it.
 fn syncs_dir(docs: &[Node], dir: &str) -> bool {
-    let clean = |p: &str| p.trim_start_matches("./").trim_end_matches('/').to_string();
+    use plumb_flux::source::clean_relative;
     docs.iter().any(|d| {
         d.str_at(&["kind"]) == Some("Kustomization")
             && d.str_at(&["apiVersion"])
                 .is_some_and(|v| v.starts_with("kustomize.toolkit.fluxcd.io/"))
             && d.str_at(&["spec", "path"])
-                .is_some_and(|p| clean(p) == clean(dir))
+                .is_some_and(|p| clean_relative(p) == clean_relative(dir))
     })
-}
-
-/// The YAML files directly inside directory `dir`.
-fn yaml_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-        .collect();
-    files.sort();
-    files
 }
 
 /// `Kind/name` of a manifest or strategic-merge patch.
@@ -233,7 +220,7 @@ fn resources(cx: &CheckContext<'_>, overlay: &Overlay, edits: &mut Vec<Edit>) {
         // have its own, since its Kustomization syncs this very directory.
         let bootstrap = match &docs {
             Some(docs) => syncs_dir(docs, &overlay.dir),
-            None => yaml_files(&abs)
+            None => crate::rules::repo_files::yaml_files_in(&abs)
                 .iter()
                 .filter_map(|f| documents(f))
                 .any(|docs| syncs_dir(&docs, &overlay.dir)),

@@ -52,16 +52,7 @@ impl Rule for ActionNotPinned {
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
         for dir in WORKFLOW_DIRS {
-            let Ok(read) = std::fs::read_dir(cx.root.join(dir)) else {
-                continue;
-            };
-            let mut files: Vec<_> = read
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
-                .collect();
-            files.sort();
-            for file in files {
+            for file in crate::rules::repo_files::yaml_files_in(&cx.root.join(dir)) {
                 check_workflow(cx.root, &file, out);
             }
         }
