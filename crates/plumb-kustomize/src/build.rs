@@ -10,7 +10,7 @@ use crate::loader::{self, LoadRestrictor};
 use crate::remote::{RemoteKind, RemoteTree};
 use crate::resource::{ResId, Resource};
 use crate::transform;
-use plumb_yaml::{Node, NodeKind};
+use plumb_yaml::Node;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -912,7 +912,7 @@ fn resources_of(
 /// null, `{}` or `[]`; refused, as kustomize refuses it, without the metadata a resource needs
 /// (so anything left is a mapping); a List's items each in turn.
 fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), KustomizeError> {
-    if nil_or_empty(&doc) {
+    if doc.is_nil_or_empty() {
         return Ok(());
     }
     if let Some(missing) = missing_metadata(&doc) {
@@ -933,15 +933,6 @@ fn push_resource(doc: Node, path: &Path, out: &mut Vec<Resource>) -> Result<(), 
     Ok(())
 }
 
-/// Whether kustomize drops `node` as no resource at all: null, `{}` or `[]`.
-fn nil_or_empty(node: &Node) -> bool {
-    match &node.kind {
-        NodeKind::Scalar(_) => node.is_null(),
-        NodeKind::Mapping(entries) => entries.is_empty(),
-        NodeKind::Sequence(items) => items.is_empty(),
-    }
-}
-
 /// What kustomize finds missing in a resource read from a file, which it refuses before
 /// anything else (`GetValidatedMetadata`): none of `apiVersion`, `kind` and the name,
 /// namespace, labels and annotations of `metadata` (so any document that is no mapping); then
@@ -949,7 +940,7 @@ fn nil_or_empty(node: &Node) -> bool {
 /// files (`APP: prometheus`) as resources: kustomize fails there.
 fn missing_metadata(doc: &Node) -> Option<String> {
     fn field<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
-        node.get(key).filter(|v| !nil_or_empty(v))
+        node.get(key).filter(|v| !v.is_nil_or_empty())
     }
     fn text(node: Option<&Node>) -> &str {
         node.and_then(Node::scalar_value).unwrap_or_default()

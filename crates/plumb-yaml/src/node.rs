@@ -179,6 +179,16 @@ impl Node {
         matches!(self.kind, NodeKind::Sequence(_))
     }
 
+    /// Whether the node is null, `{}` or `[]`: what kustomize's kyaml calls nil or empty (a
+    /// resource document it drops, a replacement source it skips).
+    pub fn is_nil_or_empty(&self) -> bool {
+        match &self.kind {
+            NodeKind::Scalar(_) => self.is_null(),
+            NodeKind::Sequence(items) => items.is_empty(),
+            NodeKind::Mapping(entries) => entries.is_empty(),
+        }
+    }
+
     /// Whether the node is a null scalar (`null`, `~`, empty) under kustomize's resolver.
     pub fn is_null(&self) -> bool {
         match &self.kind {

@@ -408,7 +408,7 @@ impl Replacement {
             &source.field_path
         };
         let value = lookup(&r.node, &split_field_path(field_path))
-            .filter(|n| !is_nil_or_empty(n))
+            .filter(|n| !n.is_nil_or_empty())
             .ok_or_else(|| {
                 KustomizeError::Other(format!(
                     "fieldPath `{field_path}` is missing for replacement source {}",
@@ -603,14 +603,6 @@ fn lookup<'a>(node: &'a Node, path: &[String]) -> Option<&'a Node> {
         };
     }
     Some(cur)
-}
-
-fn is_nil_or_empty(node: &Node) -> bool {
-    match &node.kind {
-        NodeKind::Scalar(_) => node.is_null(),
-        NodeKind::Sequence(v) => v.is_empty(),
-        NodeKind::Mapping(m) => m.is_empty(),
-    }
 }
 
 /// The source value after the source's `delimiter`/`index`.
