@@ -383,11 +383,18 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // parsed once; what they find comes back in the order of a serial walk.
     let dirs = scan_tree(&fs, root, root);
     let all_dirs: Vec<String> = dirs.iter().map(|(d, _)| d.clone()).collect();
+    let walked: HashSet<&str> = all_dirs.iter().map(String::as_str).collect();
     for (dir_rel, scans) in dirs {
         let dir_rel = &dir_rel;
         let mut objects = Vec::new();
         for scan in scans {
-            referenced.extend(scan.referenced);
+            // Directories, as the walk found them or, for one it did not enter (a symlink),
+            // as the file system finds it.
+            referenced.extend(
+                scan.referenced
+                    .into_iter()
+                    .filter(|rel| walked.contains(rel.as_str()) || fs.is_dir(&root.join(rel))),
+            );
             commented.extend(scan.commented);
             remote.extend(scan.remote.into_iter().map(|e| (dir_rel.clone(), e)));
             discovery.syncs.extend(scan.syncs);
@@ -712,7 +719,7 @@ fn scan_tree(fs: &plumb_kustomize::FileSystem, root: &Path, dir: &Path) -> DirSc
                 fs.note_walked(&[dir], &paths);
             }
         },
-        &|dir_rel, path| scan_file(fs, root, dir_rel, path),
+        &|dir_rel, path| scan_file(fs, root, dir_rel, path, noted),
     )
 }
 
@@ -794,7 +801,8 @@ const DISCOVERED_GROUPS: [&str; 4] = [
 /// What one YAML file tells discovery.
 #[derive(Default)]
 struct FileScan {
-    /// Directories a kustomization file lists.
+    /// Local entries a kustomization file lists (directories, and files until discovery keeps
+    /// the directories).
     referenced: Vec<String>,
     /// Directories a kustomization file lists in a comment (`# - ../apps/ollama`).
     commented: Vec<String>,
@@ -806,14 +814,21 @@ struct FileScan {
     objects: Vec<Object>,
 }
 
+/// What `path`, a YAML file in `dir_rel`, tells discovery; `walked`: the file system noted
+/// the walk that found it ([`plumb_kustomize::FileSystem::note_walked`]).
 fn scan_file(
     fs: &plumb_kustomize::FileSystem,
     root: &Path,
     dir_rel: &str,
     path: &Path,
+    walked: bool,
 ) -> FileScan {
     let mut scan = FileScan::default();
-    let Ok(text) = fs.shared_text(path) else {
+    let text = match walked {
+        true => fs.walked_text(path),
+        false => fs.shared_text(path),
+    };
+    let Ok(text) = text else {
         return scan;
     };
     let name = path
@@ -837,7 +852,7 @@ fn scan_file(
         return scan;
     };
     if kustomization_file {
-        (scan.referenced, scan.remote) = listed_entries(fs, root, dir_rel, docs.first());
+        (scan.referenced, scan.remote) = listed_entries(dir_rel, docs.first());
         scan.commented = commented_entries(&text, dir_rel);
     }
     if !may_declare {
@@ -936,15 +951,10 @@ fn uncovered_roots(
 }
 
 /// What a kustomization.yaml in `dir_rel` lists under `resources`, `bases` or `components`:
-/// the directories, relative to the repository root (never the root itself, nor its own
-/// directory), looked up through the file system the build reads next (which remembers what
-/// it found); and the remote entries, as written.
-fn listed_entries(
-    fs: &plumb_kustomize::FileSystem,
-    root: &Path,
-    dir_rel: &str,
-    doc: Option<&Node>,
-) -> (Vec<String>, Vec<String>) {
+/// the local entries, relative to the repository root (never the root itself, nor its own
+/// directory), files too: which of them are directories is told once the whole tree is walked;
+/// and the remote entries, as written.
+fn listed_entries(dir_rel: &str, doc: Option<&Node>) -> (Vec<String>, Vec<String>) {
     let Some(value) = doc.and_then(|d| plumb_yaml::to_json(d).ok()) else {
         return Default::default();
     };
@@ -957,7 +967,7 @@ fn listed_entries(
     let dirs = local
         .into_iter()
         .map(|entry| source::clean_relative(&format!("{dir_rel}/{entry}")))
-        .filter(|rel| !rel.is_empty() && rel != dir_rel && fs.is_dir(&root.join(rel)))
+        .filter(|rel| !rel.is_empty() && rel != dir_rel)
         .collect();
     (dirs, remote.into_iter().map(str::to_string).collect())
 }

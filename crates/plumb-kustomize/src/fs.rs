@@ -143,7 +143,20 @@ impl FileSystem {
     /// path, as it is for a walk that started at the canonical root and went down only
     /// through directories that are not symlinks. Paths outside the root are left out.
     pub fn note_walked(&self, dirs: &[&Path], files: &[&Path]) {
-        let inside = |p: &&&Path| self.root.as_ref().is_none_or(|root| p.starts_with(root));
+        // By bytes, not components: a walk's paths are the root's followed by `/` and names.
+        // A path written otherwise (`root/./x`) is left out, which costs a lookup later,
+        // never a wrong answer.
+        let inside = |p: &&&Path| {
+            self.root.as_ref().is_none_or(|root| {
+                let (root, p) = (
+                    root.as_os_str().as_encoded_bytes(),
+                    p.as_os_str().as_encoded_bytes(),
+                );
+                p.strip_prefix(root).is_some_and(|rest| {
+                    rest.is_empty() || rest.starts_with(b"/") || root.ends_with(b"/")
+                })
+            })
+        };
         {
             let mut resolved = lock(&self.resolved);
             for path in dirs.iter().chain(files).filter(inside) {
@@ -365,7 +378,6 @@ impl FileSystem {
 
     /// [`FileSystem::read`] from the disk.
     fn read_file(&self, path: &Path) -> Result<Vec<u8>, KustomizeError> {
-        let io = io_error(path);
         let real = self.resolve_existing(path)?;
         // Checked before the open: opening a FIFO blocks until something writes to it. The
         // kind is what resolving the path already saw, where it could.
@@ -380,7 +392,13 @@ impl FileSystem {
             // Nothing there was refused above.
             Some(Entry::File) | None => {}
         }
-        let mut file = std::fs::File::open(&real).map_err(io)?;
+        self.read_real(path, &real)
+    }
+
+    /// The bytes of the regular file at `real`, the real path of `path` (which errors name).
+    fn read_real(&self, path: &Path, real: &Path) -> Result<Vec<u8>, KustomizeError> {
+        let io = io_error(path);
+        let mut file = std::fs::File::open(real).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
             return Err(KustomizeError::NotRegularFile(path.to_path_buf()));
@@ -420,12 +438,19 @@ impl FileSystem {
         if let Some(text) = lock(&self.texts).get(path) {
             return Ok(Arc::clone(text));
         }
-        let text: Arc<str> = String::from_utf8(self.read_file(path)?)
-            .map_err(|_| KustomizeError::Io {
-                path: path.to_path_buf(),
-                message: "stream did not contain valid UTF-8".into(),
-            })?
-            .into();
+        let text: Arc<str> = utf8(path, self.read_file(path)?)?.into();
+        lock(&self.texts).insert(path.to_path_buf(), Arc::clone(&text));
+        Ok(text)
+    }
+
+    /// [`FileSystem::shared_text`] of a file a walk of the tree listed ([`FileSystem::note_walked`]):
+    /// its path is its real one and it was a regular file, so nothing is looked up before it
+    /// is opened. A file that is no longer one is refused as any read refuses it.
+    pub fn walked_text(&self, path: &Path) -> Result<Arc<str>, KustomizeError> {
+        if let Some(text) = lock(&self.texts).get(path) {
+            return Ok(Arc::clone(text));
+        }
+        let text: Arc<str> = utf8(path, self.read_real(path, path)?)?.into();
         lock(&self.texts).insert(path.to_path_buf(), Arc::clone(&text));
         Ok(text)
     }
@@ -560,6 +585,15 @@ impl<V> PathMap<V> {
     fn or_insert(&mut self, path: &Path, value: V) {
         self.0.entry(path.as_os_str().to_owned()).or_insert(value);
     }
+}
+
+/// The text of the bytes read from `path`, refused as kustomize refuses a file that is not
+/// UTF-8.
+fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, KustomizeError> {
+    String::from_utf8(bytes).map_err(|_| KustomizeError::Io {
+        path: path.to_path_buf(),
+        message: "stream did not contain valid UTF-8".into(),
+    })
 }
 
 /// An I/O error on `path`, as the build reports it.
@@ -723,6 +757,29 @@ mod tests {
         // Outside the root nothing is taken on trust: it is refused as before.
         assert!(fs.resolve(&outside).is_err() || fs.resolve(&outside).expect("no").is_none());
         assert!(!fs.is_file(&outside));
+        // A sibling whose name begins with the root's is outside too.
+        let sibling = PathBuf::from(format!("{}-other/x.yaml", root.display()));
+        fs.note_walked(&[], &[sibling.as_path()]);
+        assert!(!fs.is_file(&sibling));
+    }
+
+    #[test]
+    fn a_walked_file_is_read_once_and_shared_with_every_reader() {
+        let (_tmp, root) = tree();
+        let root = root.canonicalize().expect("canonical");
+        let fs = FileSystem::confined(&root).expect("root");
+        let cm = root.join("apps/cm.yaml");
+        let walked = fs.walked_text(&cm).expect("reads");
+        assert_eq!(&*walked, "kind: ConfigMap\n");
+        assert!(Arc::ptr_eq(&walked, &fs.shared_text(&cm).expect("kept")));
+        assert!(Arc::ptr_eq(&walked, &fs.walked_text(&cm).expect("kept")));
+        // What is no longer a regular file is refused, as any read refuses it.
+        let err = fs.walked_text(&root.join("apps")).expect_err("a directory");
+        assert!(matches!(err, KustomizeError::NotRegularFile(_)), "{err}");
+        let err = fs
+            .walked_text(&root.join("apps/gone.yaml"))
+            .expect_err("missing");
+        assert!(err.to_string().contains("apps/gone.yaml"), "{err}");
     }
 
     #[test]
