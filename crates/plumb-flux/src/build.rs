@@ -288,7 +288,7 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
         discovery: &discovery,
         fetched: Default::default(),
         charts: Default::default(),
-        file_systems: FileSystems::new(options.remote.clone()),
+        file_systems: FileSystems::new(&root, options.remote.clone()),
         shared_builds: crate::shared_builds::SharedBuilds::new(discovery.path_uses.clone()),
     };
     if let Some(fs) = &discovery.file_system {

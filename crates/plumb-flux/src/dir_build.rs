@@ -57,7 +57,7 @@ fn build_in(
     dir: &Path,
     ks: Option<&FluxKustomization>,
 ) -> Result<Vec<Object>, Diagnostic> {
-    let k = generate::kustomization_for(&fs, dir, ks)?;
+    let k = generate::kustomization_for(&fs, file_systems.tree_of(&fs), dir, ks)?;
     let options = file_systems.build_options(fs);
     let list = plumb_kustomize::build_kustomization(&k, &options).map_err(|e| {
         let d = diagnostic::from_kustomize(&e).in_file(&k.path);

@@ -6,6 +6,7 @@
 
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::model::FluxKustomization;
+use crate::source_ignore::SourceIgnore;
 use plumb_kustomize::fs::Entry;
 use plumb_kustomize::{FileSystem, Kustomization};
 use plumb_yaml::Node;
@@ -52,10 +53,22 @@ pub fn kustomization_file(
     Ok(None)
 }
 
-/// The kustomization Flux builds for `dir`, read through `fs` (the source's tree), with `ks`'s
-/// spec fields applied when given.
+/// What a source's tree on disk is to the artifact Flux builds from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    /// Written as source-controller packs the artifact (a fetched source): what it excludes
+    /// is not there.
+    Packed,
+    /// The repository's working tree standing for its GitRepository's artifact: its
+    /// `.sourceignore` files still say what the artifact leaves out.
+    Repository,
+}
+
+/// The kustomization Flux builds for `dir`, read through `fs` (the source's tree, which `tree`
+/// says how to read), with `ks`'s spec fields applied when given.
 pub fn kustomization_for(
     fs: &FileSystem,
+    tree: Tree,
     dir: &Path,
     ks: Option<&FluxKustomization>,
 ) -> Result<Kustomization, Diagnostic> {
@@ -64,7 +77,7 @@ pub fn kustomization_for(
         Some(file) => Kustomization::load(fs, &file).map_err(|e| diagnostic::from_kustomize(&e))?,
         None => Kustomization {
             path: dir.join("kustomization.yaml"),
-            node: generated(fs, dir)?,
+            node: generated(fs, tree, dir)?,
         },
     };
     if let Some(ks) = ks {
@@ -75,9 +88,10 @@ pub fn kustomization_for(
 
 /// A kustomization listing every manifest under `dir`: YAML files, and subdirectories that have
 /// their own kustomization (which are not descended into), in path order.
-fn generated(fs: &FileSystem, dir: &Path) -> Result<Node, Diagnostic> {
+fn generated(fs: &FileSystem, tree: Tree, dir: &Path) -> Result<Node, Diagnostic> {
     let mut resources = Vec::new();
-    scan(fs, dir, dir, &mut resources)?;
+    let mut ignore = (tree == Tree::Repository).then(|| SourceIgnore::down_to(fs, dir));
+    scan(fs, &mut ignore, dir, dir, &mut resources)?;
     let mut node = Node::mapping();
     node.set(
         "apiVersion",
@@ -91,7 +105,13 @@ fn generated(fs: &FileSystem, dir: &Path) -> Result<Node, Diagnostic> {
     Ok(node)
 }
 
-fn scan(fs: &FileSystem, base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), Diagnostic> {
+fn scan(
+    fs: &FileSystem,
+    ignore: &mut Option<SourceIgnore>,
+    base: &Path,
+    dir: &Path,
+    out: &mut Vec<String>,
+) -> Result<(), Diagnostic> {
     let kustomize_err = |e: plumb_kustomize::KustomizeError| diagnostic::from_kustomize(&e);
     let entries = fs.read_dir(dir).map_err(|e| {
         Diagnostic::error(Code::KustomizeError, format!("cannot read directory: {e}")).in_file(dir)
@@ -110,14 +130,24 @@ fn scan(fs: &FileSystem, base: &Path, dir: &Path, out: &mut Vec<String>) -> Resu
                 path.strip_prefix(base).unwrap_or(&path).to_string_lossy()
             )
         };
-        if fs.entry(&path).map_err(kustomize_err)? == Some(Entry::Dir) {
+        let is_dir = fs.entry(&path).map_err(kustomize_err)? == Some(Entry::Dir);
+        if ignore
+            .as_ref()
+            .is_some_and(|rules| rules.excludes(fs, &path, is_dir))
+        {
+            continue;
+        }
+        if is_dir {
             if kustomization_file(fs, &path)
                 .map_err(kustomize_err)?
                 .is_some()
             {
                 out.push(rel());
             } else {
-                scan(fs, base, &path, out)?;
+                if let Some(rules) = ignore.as_mut() {
+                    rules.enter(fs, &path);
+                }
+                scan(fs, ignore, base, &path, out)?;
             }
             continue;
         }

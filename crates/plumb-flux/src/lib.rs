@@ -41,6 +41,7 @@ mod shared_builds;
 pub mod sops;
 pub mod sops_status;
 pub mod source;
+mod source_ignore;
 pub mod sync;
 pub mod timing;
 mod trees;

@@ -15,13 +15,29 @@ use crate::diagnostic::{self, Diagnostic};
 pub(crate) struct FileSystems {
     trees: Mutex<HashMap<PathBuf, plumb_kustomize::FileSystem>>,
     remote: Option<Arc<dyn plumb_kustomize::Remote>>,
+    /// The canonical root of the repository being built, whose working tree stands for its
+    /// GitRepository's artifact.
+    repository: Option<PathBuf>,
 }
 
 impl FileSystems {
-    pub(crate) fn new(remote: Option<Arc<dyn plumb_kustomize::Remote>>) -> FileSystems {
+    pub(crate) fn new(
+        repository: &Path,
+        remote: Option<Arc<dyn plumb_kustomize::Remote>>,
+    ) -> FileSystems {
         FileSystems {
             trees: Mutex::default(),
             remote,
+            repository: Some(repository.to_path_buf()),
+        }
+    }
+
+    /// What the tree `fs` reads is to the artifact Flux builds from: the repository's working
+    /// tree, or a tree written as its source was packed.
+    pub(crate) fn tree_of(&self, fs: &plumb_kustomize::FileSystem) -> crate::generate::Tree {
+        match fs.root().is_some() && fs.root() == self.repository.as_deref() {
+            true => crate::generate::Tree::Repository,
+            false => crate::generate::Tree::Packed,
         }
     }
 

@@ -185,6 +185,14 @@ fn entry_without_kustomization() {
     check("entry-without-kustomization");
 }
 
+/// The repository's `.sourceignore` files leave out of the kustomization kustomize-controller
+/// generates what source-controller leaves out of the artifact: a CI workflow (root rule), a
+/// scratch directory and drafts (a rule of `apps/`, one draft taken back with `!`).
+#[test]
+fn sourceignore() {
+    check("sourceignore");
+}
+
 #[test]
 fn parent_patches_children() {
     check("parent-patches-children");
