@@ -144,6 +144,8 @@ pub struct EntryBuild {
     pub sources: Vec<(Source, String)>,
     /// The source whose tree is this repository.
     pub repository_source: Option<ObjectRef>,
+    /// The Flux minor version the cluster's FluxInstance pins, when it pins one.
+    pub flux_version: Option<(u32, u32)>,
     /// Problems of the graph rather than of one Kustomization (dependsOn cycles).
     pub diagnostics: Vec<Diagnostic>,
     /// What was assumed to build this cluster (its sync source is this repository), once each.
@@ -772,6 +774,7 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         releases,
         sources: found_sources,
         repository_source,
+        flux_version: operator_sync.and_then(sync::ClusterSync::flux_minor),
         diagnostics,
         assumptions,
         bootstrap,

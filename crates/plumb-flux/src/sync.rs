@@ -182,6 +182,16 @@ impl ClusterSync {
         matches!((major, minor), (Some(2), Some(m)) if m < 9) || matches!(major, Some(0 | 1))
     }
 
+    /// The Flux minor version this sync's FluxInstance pins (`2.5.1` and `v2.5` are 2.5); `None`
+    /// for a range (`2.x`, `>=2.4`) or no version, where the newest is what runs.
+    pub fn flux_minor(&self) -> Option<(u32, u32)> {
+        let v = self.flux_version.as_deref()?.trim().trim_start_matches('v');
+        let mut parts = v.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        Some((major, minor))
+    }
+
     /// The Kustomization the operator creates for this sync: named like its source, syncing
     /// `path` from it, with the FluxInstance's `spec.kustomize.patches` applied
     /// ([`crate::fluxinstance`]). Patches that fail are the Kustomization's problems.
@@ -1680,16 +1690,18 @@ mod tests {
                 String::new(),
             )
         };
-        for (version, lenient) in [
-            (None, false),
-            (Some("2.x"), false),
-            (Some("2.6.4"), true),
-            (Some("2.6.x"), true),
-            (Some("v2.8.1"), true),
-            (Some("2.9.0"), false),
-            (Some("2.10.x"), false),
+        for (version, lenient, minor) in [
+            (None, false, None),
+            (Some("2.x"), false, None),
+            (Some(">=2.4.0"), false, None),
+            (Some("2.6.4"), true, Some((2, 6))),
+            (Some("2.6.x"), true, Some((2, 6))),
+            (Some("v2.8.1"), true, Some((2, 8))),
+            (Some("2.9.0"), false, Some((2, 9))),
+            (Some("2.10.x"), false, Some((2, 10))),
         ] {
             assert_eq!(sync(version).lenient_flux(), lenient, "{version:?}");
+            assert_eq!(sync(version).flux_minor(), minor, "{version:?}");
         }
     }
 

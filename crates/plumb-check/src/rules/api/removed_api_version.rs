@@ -65,7 +65,7 @@ impl Rule for RemovedApiVersion {
                 for object in &k.objects {
                     let (api_version, kind) = (object.api_version(), object.kind());
                     let Some((severity, message, help)) =
-                        judge(table, api_version, kind, target, &shown)
+                        judge(table, api_version, kind, target, &shown, entry.flux_version)
                     else {
                         continue;
                     };
@@ -156,12 +156,15 @@ pub fn minor_version(text: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+/// What API001 says of `kind` at `api_version` on a Kubernetes `target` (`shown` as written)
+/// run by Flux `flux` (the minor version its FluxInstance pins, if it pins one).
 fn judge(
     table: &ApiChanges,
     api_version: &str,
     kind: &str,
     target: (u32, u32),
     shown: &str,
+    flux: Option<(u32, u32)>,
 ) -> Option<(Severity, String, String)> {
     let help = |c: &ApiChange| format!("use `{}` instead", c.replacement);
     for change in table
@@ -194,6 +197,11 @@ fn judge(
     }
     let change = table.flux.iter().find(|c| c.applies(api_version, kind))?;
     let since = change.flux_deprecated.as_deref().unwrap_or("?");
+    // The replacement came with the release that deprecated this version (OCIRepository v1
+    // with Flux 2.6): a cluster pinned before it serves no replacement to move to.
+    if flux.is_some_and(|running| minor_version(since).is_some_and(|since| running < since)) {
+        return None;
+    }
     Some((
         Severity::Warning,
         format!("`{api_version}` {kind} is deprecated since Flux {since}: a later Flux release stops serving it"),
@@ -230,7 +238,7 @@ mod tests {
     #[test]
     fn removed_deprecated_and_fine() {
         let t = table();
-        let at = |v, k, target| judge(t, v, k, target, "x").map(|j| j.0);
+        let at = |v, k, target| judge(t, v, k, target, "x", None).map(|j| j.0);
         assert_eq!(
             at("policy/v1beta1", "PodDisruptionBudget", (1, 25)),
             Some(Severity::Error)
@@ -254,5 +262,34 @@ mod tests {
             None
         );
         assert_eq!(minor_version("v1.30.2"), Some((1, 30)));
+    }
+
+    #[test]
+    fn a_flux_version_is_deprecated_only_where_its_replacement_is_served() {
+        let t = table();
+        let on = |flux| {
+            judge(
+                t,
+                "source.toolkit.fluxcd.io/v1beta2",
+                "OCIRepository",
+                (1, 34),
+                "x",
+                flux,
+            )
+        };
+        // Heavybullets8/heavy-ops pins Flux 2.5.1: OCIRepository v1 came with 2.6.
+        assert_eq!(on(Some((2, 5))), None);
+        assert!(on(Some((2, 6))).is_some());
+        assert!(on(None).is_some());
+        // HelmRelease v2beta1 was deprecated by 2.2, long before 2.5.
+        let hr = judge(
+            t,
+            "helm.toolkit.fluxcd.io/v2beta1",
+            "HelmRelease",
+            (1, 34),
+            "x",
+            Some((2, 5)),
+        );
+        assert!(hr.is_some());
     }
 }
