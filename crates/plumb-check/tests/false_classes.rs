@@ -380,6 +380,38 @@ fn crds_a_chart_controller_creates_come_from_its_release() {
 }
 
 #[test]
+fn kustomizations_whose_post_build_fails_write_nothing() {
+    // budimanjojo/home-cluster: a component named `${APP}-postgres-db`, substituted per app by
+    // each parent; a variable no parent sets fails both, and Flux applies neither.
+    let build = |name: &str, first: &str, second: &str, data: &str| {
+        let repo = Repo::new(name);
+        for (ks, app) in [("first", first), ("second", second)] {
+            repo.ks(
+                ks,
+                "database",
+                &format!("  postBuild:\n    substitute: {{APP: {app}}}\n"),
+            );
+        }
+        repo.file(
+            "database/cm.yaml",
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: '${{APP}}-db', namespace: default}}\ndata: {{extensions: '{data}'}}\n"),
+        );
+        repo
+    };
+    let failing = codes(&build("post-build-fails", "one", "two", "${EXTENSIONS}").findings())
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    assert!(!failing.iter().any(|c| c == "OWN001"), "{failing:?}");
+    assert!(failing.iter().any(|c| c == "SUB001"), "{failing:?}");
+    // Its twin: both substitute, to the same name.
+    assert_eq!(
+        codes(&build("post-build-fails-twin", "one", "one", "none").findings()),
+        ["OWN001"]
+    );
+}
+
+#[test]
 fn kustomizations_that_apply_to_other_clusters_are_not_two_writers() {
     // A hub's Kustomizations with `kubeConfig` each write to their own cluster.
     let build = |name: &str, second: &str| {
