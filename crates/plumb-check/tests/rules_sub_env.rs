@@ -231,6 +231,27 @@ fn env001_overlay_adds_an_object() {
 }
 
 #[test]
+fn env001_one_cluster_is_no_set_of_environments() {
+    // JJGadgets/Biohazard: the only cluster's kustomization lists its apps and its own Flux
+    // install; with no other environment, nothing can differ from it.
+    let root = fresh_copy(&fixture("ENV001", "bad"), "env001-one-cluster");
+    edit(&root, ".plumb.yaml", "  - clusters/prod\n", "");
+    let findings = check(&root);
+    assert!(findings.iter().all(|f| f.code != "ENV001"), "{findings:#?}");
+    // Named as overlays, it is one again.
+    edit(
+        &root,
+        ".plumb.yaml",
+        "clusters:\n",
+        "overlays:\n  paths: [clusters/dev]\nclusters:\n",
+    );
+    assert_eq!(
+        places(&check(&root)),
+        vec![at("ENV001", "clusters/dev/debug-tools.yaml", 1, 1)]
+    );
+}
+
+#[test]
 fn env001_overlay_adds_a_directory_named_as_such() {
     // sulibot/home-ops: a cluster's overlay lists directories of its own beside a base. Each is
     // one finding that names the directory, not "objects it cannot name".

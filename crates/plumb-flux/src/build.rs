@@ -171,6 +171,9 @@ pub struct EntryBuild {
 pub struct RepositoryBuild {
     pub root: PathBuf,
     pub entries: Vec<EntryBuild>,
+    /// Every cluster entry of the repository, built or not: the entries built, or when
+    /// `--entry` chose some, `.plumb.yaml`'s `clusters:`, else those discovered.
+    pub clusters: Vec<String>,
     /// How long reading `.plumb.yaml` and discovering the entries and sources took, in seconds.
     pub discovery_seconds: f64,
     /// How many directory builds were copies of another Kustomization's build of the same
@@ -332,9 +335,21 @@ pub fn build_repository(root: &Path, options: &Options) -> Result<RepositoryBuil
     } else {
         std::thread::spawn(move || drop(caches));
     }
+    // Those built, unless `--entry` chose among them.
+    let clusters = if options.entries.is_empty() {
+        builds
+            .iter()
+            .map(|e: &EntryBuild| e.entry.clone())
+            .collect()
+    } else if config.clusters.is_empty() {
+        discovery.entries.clone()
+    } else {
+        config.clusters.clone()
+    };
     Ok(RepositoryBuild {
         root,
         entries: builds,
+        clusters,
         discovery_seconds,
         copied_builds,
         age_keys: options.age_keys.clone(),

@@ -8,7 +8,8 @@ use std::path::Path;
 /// ## What it does
 /// Finds environment overlays that change anything but the cluster's variables. An overlay is a
 /// directory of `overlays.paths` in `.plumb.yaml` (default: each entry path, such as
-/// `clusters/dev`) whose `kustomization.yaml` builds on a base directory outside it. It may:
+/// `clusters/dev`, when there are two or more) whose `kustomization.yaml` builds on a base
+/// directory outside it. It may:
 ///
 /// - list bases under `resources`;
 /// - patch, or generate with `configMapGenerator`/`secretGenerator`, the objects of
@@ -79,6 +80,12 @@ impl Rule for OverlayChangesBase {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        // Overlays by default are the entries: one cluster is no set of environments that could
+        // stop running the same platform (JJGadgets/Biohazard's single cluster lists its apps
+        // and its own Flux install beside one another). `overlays.paths` still names them.
+        if cx.config.overlays.paths.is_empty() && cx.build.clusters.len() < 2 {
+            return;
+        }
         let allowed: Vec<(String, String)> = if cx.config.overlays.may_patch.is_empty() {
             vars_objects(cx)
         } else {
