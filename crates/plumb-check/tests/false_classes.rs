@@ -380,7 +380,7 @@ fn crds_a_chart_controller_creates_come_from_its_release() {
 }
 
 #[test]
-fn kustomizations_whose_post_build_fails_write_nothing() {
+fn names_post_build_could_not_substitute_are_no_objects() {
     // budimanjojo/home-cluster: a component named `${APP}-postgres-db`, substituted per app by
     // each parent; a variable no parent sets fails both, and Flux applies neither.
     let build = |name: &str, first: &str, second: &str, data: &str| {

@@ -1,7 +1,7 @@
 use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
 use crate::rules::ord::order::EntryOrder;
-use plumb_flux::build::{EntryBuild, KustomizationBuild, Status};
+use plumb_flux::build::{EntryBuild, KustomizationBuild};
 use plumb_flux::model::Object;
 use plumb_flux::source::Inference;
 use plumb_kustomize::schema::Schema;
@@ -61,14 +61,14 @@ impl Rule for TwoWriters {
                 if hand_applied && k.synthetic {
                     continue;
                 }
-                // Flux applies nothing of a Kustomization whose build fails, and names its
-                // postBuild could not substitute (`${APP}-postgres-db` in budimanjojo's
-                // component, one name per app once substituted) are no object's.
-                if matches!(k.status, Status::Failed) {
-                    continue;
-                }
                 for object in &k.objects {
                     if object.kind().is_empty() || object.name().is_empty() {
+                        continue;
+                    }
+                    // A name postBuild could not substitute (`${APP}-postgres-db` in
+                    // budimanjojo's component, one name per app once substituted) is no
+                    // object's: the Kustomization fails, and that failure is its finding.
+                    if object.name().contains("${") || object.namespace().contains("${") {
                         continue;
                     }
                     let id = identity(object, &cluster_scoped, target(k));

@@ -97,6 +97,8 @@ fn is_plaintext(value: &str) -> bool {
         && !is_certificate(value)
         && !is_public_key(value)
         && !is_bare_address(value)
+        && !is_object_store_location(value)
+        && !is_switch(value)
         && !is_alertmanager_config_without_credentials(value)
         && !is_template_placeholder(value)
 }
@@ -267,6 +269,24 @@ fn is_bare_address(value: &str) -> bool {
     host_ok && path_ok
 }
 
+/// Whether the value is a restic repository on S3 (`s3:http://minio.kube-system.svc:9000/restic/app`,
+/// wrmilling/k3s-gitops's VolSync Secrets): where the bucket is, with no user, password or
+/// query in it; the keys to it are other values of the Secret.
+fn is_object_store_location(value: &str) -> bool {
+    value
+        .strip_prefix("s3:")
+        .and_then(plain_url)
+        .is_some_and(|(scheme, _, _)| matches!(scheme.as_str(), "http" | "https"))
+}
+
+/// Whether the value is an on/off setting (`AUTHENTIK_INSECURE: "false"`): no credential is a
+/// boolean.
+fn is_switch(value: &str) -> bool {
+    ["true", "false", "yes", "no", "on", "off"]
+        .iter()
+        .any(|w| value.eq_ignore_ascii_case(w))
+}
+
 /// Whether the value is only PEM certificates (a CA bundle, `tls.crt`, `ca.crt`): public by
 /// design, unlike the private key that may sit beside them (`tls.key`).
 fn is_certificate(value: &str) -> bool {
@@ -374,7 +394,7 @@ fn is_secret_reference(value: &str) -> bool {
 
 /// Whether a Secret's key names an account, an identifier or a connection setting rather than
 /// a credential (`username`, `POSTGRES_USER`, `clusterID`, `volumeHandle`, `storageClass`,
-/// `DB_PORT`, `protocol`): a user name in plaintext gives nothing away, and Secrets often hold
+/// `DB_PORT`, `protocol`, `LOG_LEVEL`, `STORAGE_DRIVER`): a user name in plaintext gives nothing away, and Secrets often hold
 /// one beside a password a controller generates in the cluster (mittwald's secret-generator,
 /// `autogenerate: password`); sulibot/home-ops keeps a CephFS volume handle, its cluster ID,
 /// file system name and storage class in a Secret, zacheryph/k8s-gitops a database's host,
@@ -401,6 +421,9 @@ fn is_identity_key(key: &str) -> bool {
         "extension",
         "cache",
         "path",
+        "driver",
+        "level",
+        "mode",
     ];
     plumb_flux::runtime::snake_case(key)
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -701,8 +724,22 @@ mod identity_keys {
             "DB_VECTOR_EXTENSION",
             "TRANSFORMERS_CACHE",
             "s3Bucket",
+            "AUTHENTIK_LOG_LEVEL",
+            "NUXT_STORAGE_DRIVER",
+            "authMode",
         ] {
             assert!(is_identity_key(key), "{key}");
+        }
+        // geoffdavis/talos-gitops: settings beside a token an ExternalSecret fills in.
+        let settings = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: proxy\nstringData:\n  AUTHENTIK_HOST: \"http://authentik-server.authentik.svc.cluster.local:80\"\n  AUTHENTIK_INSECURE: \"false\"\n  AUTHENTIK_LOG_LEVEL: \"info\"\n  AUTHENTIK_TOKEN: \"\"\n";
+        assert_eq!(finding_key(settings), None);
+        // wrmilling/k3s-gitops: where a restic repository is, its keys substituted.
+        let restic = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: restic\nstringData:\n  RESTIC_REPOSITORY: \"s3:http://minio.kube-system.svc:9000/restic/app\"\n  RESTIC_PASSWORD: ${RESTIC_PASSWORD}\n";
+        assert_eq!(finding_key(restic), None);
+        // A repository whose URL carries its keys, or a password beside the settings, is one.
+        for value in ["s3:https://AKIA:secret@s3.example.com/b", "hunter2"] {
+            let with = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: r\nstringData:\n  RESTIC_REPOSITORY: \"{value}\"\n");
+            assert!(finding_key(&with).is_some(), "{value}");
         }
         // zacheryph/k8s-gitops: a Secret whose credentials are substituted, with its connection
         // settings written in.
