@@ -331,6 +331,29 @@ fn a_secret_applied_at_bootstrap_exists() {
 }
 
 #[test]
+fn a_secret_a_script_applies_is_not_known_missing() {
+    // wahooli/gitops-repo: scripts/bootstrap-flux.sh applies local-clusters/<cluster>/bootstrap,
+    // a directory no Kustomization builds, which holds the Secret the apps substitute from.
+    let spec = "  postBuild:\n    substituteFrom:\n      - {kind: Secret, name: cluster-vars}\n";
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata:\n  domain: ${DOMAIN}\n";
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: cluster-vars, namespace: flux-system}\nstringData:\n  DOMAIN: ${DOMAIN_FROM_SCRIPT}\n";
+    let repo = Repo::new("script-secret");
+    repo.ks("apps", "apps", spec)
+        .file("apps/app.yaml", app)
+        .file("local-clusters/dev/bootstrap/secrets/vars.yaml", secret);
+    assert_eq!(codes(&repo.findings()), Vec::<&str>::new());
+    // Its twin: the Secret is in another namespace, so this one is still missing.
+    let twin = Repo::new("script-secret-twin");
+    twin.ks("apps", "apps", spec)
+        .file("apps/app.yaml", app)
+        .file(
+            "local-clusters/dev/bootstrap/secrets/vars.yaml",
+            &secret.replace("namespace: flux-system", "namespace: other"),
+        );
+    assert_eq!(codes(&twin.findings()), ["SUB004"]);
+}
+
+#[test]
 fn crds_a_chart_controller_creates_come_from_its_release() {
     // cilium's layout: no CRD in the chart; the operator creates them when it starts, and
     // its ClusterRole names them.

@@ -7,7 +7,8 @@ use plumb_flux::unseen::unbuilt_holder;
 /// ## What it does
 /// Finds `postBuild.substituteFrom` entries naming a ConfigMap or Secret that no Kustomization
 /// of the cluster produces in the Kustomization's namespace, and that are not marked
-/// `optional: true`. Where a Kustomization of the cluster was not built (its source or a remote
+/// `optional: true`. One whose manifest is in the repository where no Kustomization applies it
+/// (a bootstrap script's secrets) is applied outside Flux, and is not reported. Where a Kustomization of the cluster was not built (its source or a remote
 /// resource could not be fetched) and could hold the object (no `targetNamespace`, or that
 /// namespace), whether it exists is not known, and nothing is reported.
 ///
@@ -103,10 +104,52 @@ impl Rule for MissingSubstituteSource {
                     }
                 }
             }
+            // A source whose manifest the repository holds where no Kustomization applies it is
+            // applied outside Flux (wahooli/gitops-repo: `scripts/bootstrap-flux.sh` applies
+            // `local-clusters/<cluster>/bootstrap`): whether it exists is not known here.
+            let mut applied_elsewhere: Option<Applied> = None;
             for m in missing {
-                out.push(finding(cx, &produced, m));
+                let outside = applied_elsewhere.get_or_insert_with(|| Applied::of(cx));
+                if !outside.defines(&m.source) {
+                    out.push(finding(cx, &produced, m));
+                }
             }
         }
+    }
+}
+
+/// The ConfigMaps and Secrets the repository's files define where no Kustomization of any
+/// cluster builds them: (kind, namespace as written, name).
+struct Applied(Vec<(String, Option<String>, String)>);
+
+impl Applied {
+    fn of(cx: &CheckContext<'_>) -> Applied {
+        let chains = crate::rules::repo_files::Chains::of(cx.build, cx.root);
+        let mut defined = Vec::new();
+        for file in crate::rules::repo_files::yaml_files(cx.root, &["ConfigMap", "Secret"]) {
+            for doc in &file.docs {
+                let kind = doc.str_at(&["kind"]).unwrap_or_default();
+                let name = doc.str_at(&["metadata", "name"]).unwrap_or_default();
+                if !matches!(kind, "ConfigMap" | "Secret")
+                    || name.is_empty()
+                    || !chains.get(&file.rel, doc).is_empty()
+                {
+                    continue;
+                }
+                let namespace = doc.str_at(&["metadata", "namespace"]).map(str::to_string);
+                defined.push((kind.to_string(), namespace, name.to_string()));
+            }
+        }
+        Applied(defined)
+    }
+
+    /// Whether `source` is one of them: in its namespace, or written with none (applied into
+    /// whichever namespace the script names).
+    fn defines(&self, source: &(String, String, String)) -> bool {
+        let (kind, namespace, name) = source;
+        self.0.iter().any(|(k, ns, n)| {
+            k == kind && n == name && ns.as_deref().is_none_or(|ns| ns == namespace)
+        })
     }
 }
 
