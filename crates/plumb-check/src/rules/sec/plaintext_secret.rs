@@ -99,6 +99,7 @@ fn is_plaintext(value: &str) -> bool {
         && !is_bare_address(value)
         && !is_object_store_location(value)
         && !is_switch(value)
+        && !is_network_name(value)
         && !is_alertmanager_config_without_credentials(value)
         && !is_template_placeholder(value)
 }
@@ -285,6 +286,38 @@ fn is_switch(value: &str) -> bool {
     ["true", "false", "yes", "no", "on", "off"]
         .iter()
         .any(|w| value.eq_ignore_ascii_case(w))
+}
+
+/// Whether the value is an IP address, a network (`192.168.0.0/16`) or a host name
+/// (`internal.localhost`, `nas.example.com`): where something is, as wahooli/gitops-repo's
+/// cluster variables Secret holds its DNS servers' addresses and its domains. A name is
+/// lowercase labels joined by dots, its last one letters; `localhost` alone is one too.
+fn is_network_name(value: &str) -> bool {
+    let address = value.split_once('/').map_or(value, |(ip, bits)| {
+        if bits.parse::<u8>().is_ok() {
+            ip
+        } else {
+            value
+        }
+    });
+    if address.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let labels: Vec<&str> = value.split('.').collect();
+    let label_ok = |l: &&str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    value == "localhost"
+        || (labels.len() >= 2
+            && labels.iter().all(label_ok)
+            && labels
+                .last()
+                .is_some_and(|tld| tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_lowercase())))
 }
 
 /// Whether the value is only PEM certificates (a CA bundle, `tls.crt`, `ca.crt`): public by
@@ -653,7 +686,7 @@ mod tests {
 
 #[cfg(test)]
 mod identity_keys {
-    use super::{is_certificate, is_identity_key, secret_document};
+    use super::{is_certificate, is_identity_key, is_network_name, secret_document};
     use std::path::Path;
 
     fn finding_key(text: &str) -> Option<String> {
@@ -733,6 +766,26 @@ mod identity_keys {
         // geoffdavis/talos-gitops: settings beside a token an ExternalSecret fills in.
         let settings = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: proxy\nstringData:\n  AUTHENTIK_HOST: \"http://authentik-server.authentik.svc.cluster.local:80\"\n  AUTHENTIK_INSECURE: \"false\"\n  AUTHENTIK_LOG_LEVEL: \"info\"\n  AUTHENTIK_TOKEN: \"\"\n";
         assert_eq!(finding_key(settings), None);
+        // wahooli/gitops-repo: a cluster's addresses and domains.
+        for value in [
+            "10.22.0.10",
+            "192.168.0.0/16",
+            "fd00::1",
+            "localhost",
+            "internal.localhost",
+            "nas.example.com",
+        ] {
+            assert!(is_network_name(value), "{value}");
+        }
+        for value in [
+            "c3I7yWDjKaxNcpS8",
+            "password",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+            "abc.123",
+            "10.0.0.0/abc",
+        ] {
+            assert!(!is_network_name(value), "{value}");
+        }
         // wrmilling/k3s-gitops: where a restic repository is, its keys substituted.
         let restic = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: restic\nstringData:\n  RESTIC_REPOSITORY: \"s3:http://minio.kube-system.svc:9000/restic/app\"\n  RESTIC_PASSWORD: ${RESTIC_PASSWORD}\n";
         assert_eq!(finding_key(restic), None);
