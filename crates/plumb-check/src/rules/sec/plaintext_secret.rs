@@ -101,6 +101,7 @@ fn is_plaintext(value: &str) -> bool {
         && !is_switch(value)
         && !is_network_name(value)
         && !is_alertmanager_config_without_credentials(value)
+        && !is_configuration_without_credentials(value)
         && !is_template_placeholder(value)
 }
 
@@ -190,6 +191,94 @@ fn is_alertmanager_config_without_credentials(value: &str) -> bool {
         }
     }
     !credential_written(config)
+}
+
+/// Words that make a configuration key a credential's (`password`, `api_key`, `clientSecret`,
+/// `bearer_token`, a Docker config's `auth`), the last word of the key as
+/// [`plumb_flux::runtime::snake_case`] splits it.
+const CREDENTIAL_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "key",
+    "keys",
+    "apikey",
+    "credential",
+    "credentials",
+    "bearer",
+    "salt",
+    "cookie",
+    "auth",
+];
+
+/// Whether the value is a configuration file (YAML or JSON of several lines, or INI) with no
+/// credential in it: gandazgul/k8s-infrastructure keeps Helm values of volumes
+/// (`persistence.main.existingClaim`) and a `grafana.ini` of date formats in Secrets. A
+/// credential is a key of [`CREDENTIAL_WORDS`] with a value written in (not empty, not `${VAR}`,
+/// not a reference), a password hash (an htpasswd file reads as `user: $apr1$...`), or a URL
+/// that is not only where a service listens (a webhook's path is its secret).
+fn is_configuration_without_credentials(value: &str) -> bool {
+    if !value.trim().contains('\n') {
+        return false;
+    }
+    let credential_key = |key: &str| {
+        plumb_flux::runtime::snake_case(key)
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .rfind(|w| !w.is_empty())
+            .is_some_and(|w| CREDENTIAL_WORDS.contains(&w))
+    };
+    let setting = |key: &str, text: &str| {
+        let text = text.trim().trim_matches(['"', '\'']);
+        let written = !text.is_empty() && !text.contains("${") && !is_secret_reference(text);
+        let hash = ["$apr1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "{SHA}"]
+            .iter()
+            .any(|p| text.starts_with(p));
+        let url = text.contains("://") && !is_bare_address(text) && !is_cluster_address(text);
+        (credential_key(key) && written) || hash || url
+    };
+    if let Ok(docs) = plumb_yaml::parse_documents("configuration", value) {
+        if let [doc] = docs.as_slice() {
+            if doc.is_mapping() || doc.is_sequence() {
+                return !has_credential(doc, "", &setting);
+            }
+        }
+    }
+    // INI: `[section]` headers, `key = value` settings, comments.
+    let mut settings = 0;
+    for line in value.lines().map(str::trim) {
+        let header = line.starts_with('[') && line.ends_with(']');
+        if line.is_empty() || line.starts_with(['#', ';']) || header {
+            continue;
+        }
+        let Some((key, text)) = line.split_once('=') else {
+            return false;
+        };
+        if setting(key.trim(), text) {
+            return false;
+        }
+        settings += 1;
+    }
+    settings > 0
+}
+
+/// Whether a setting under `node` (whose key is `key`) is a credential, as `setting` judges
+/// each scalar with its key.
+fn has_credential(node: &Node, key: &str, setting: &dyn Fn(&str, &str) -> bool) -> bool {
+    match &node.kind {
+        plumb_yaml::NodeKind::Mapping(entries) => entries
+            .iter()
+            .any(|(k, v)| has_credential(v, k.scalar_value().unwrap_or_default(), setting)),
+        plumb_yaml::NodeKind::Sequence(items) => {
+            items.iter().any(|n| has_credential(n, key, setting))
+        }
+        plumb_yaml::NodeKind::Scalar(s) => setting(key, &s.value),
+    }
 }
 
 /// A URL's scheme (lowercased), host (with its port) and path, for one with no user,
@@ -686,7 +775,10 @@ mod tests {
 
 #[cfg(test)]
 mod identity_keys {
-    use super::{is_certificate, is_identity_key, is_network_name, secret_document};
+    use super::{
+        is_certificate, is_configuration_without_credentials, is_identity_key, is_network_name,
+        secret_document,
+    };
     use std::path::Path;
 
     fn finding_key(text: &str) -> Option<String> {
@@ -785,6 +877,28 @@ mod identity_keys {
             "10.0.0.0/abc",
         ] {
             assert!(!is_network_name(value), "{value}");
+        }
+        // gandazgul/k8s-infrastructure: Helm values of volumes and a grafana.ini in Secrets.
+        for config in [
+            "persistence:\n  main:\n    enabled: true\n    existingClaim: main-volume\n    mountPath: /data\n",
+            "[date_formats]\ndefault_timezone = UTC\n",
+            "{\n  \"datasources\": [{\"url\": \"http://prometheus:9090\", \"basicAuthPassword\": \"\"}]\n}\n",
+            "auth:\n  password: ${ADMIN_PASSWORD}\n",
+        ] {
+            assert!(is_configuration_without_credentials(config), "{config}");
+        }
+        for config in [
+            "admin:\n  password: hunter2\n",
+            "[remote]\ntype = s3\nsecret_access_key = abc123\n",
+            "{\"auths\": {\"ghcr.io\": {\"auth\": \"dXNlcjpwYXNz\"}}}\n",
+            "url: https://user:pass@db.example.com/x\nname: a\n",
+            "slack:\n  api_url: https://hooks.slack.com/services/T0/B0/XXXX\n",
+            "alice: $apr1$abc$def\nbob: $apr1$ghi$jkl\n",
+            "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n",
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----\n",
+            "just a line\nand another\n",
+        ] {
+            assert!(!is_configuration_without_credentials(config), "{config}");
         }
         // wrmilling/k3s-gitops: where a restic repository is, its keys substituted.
         let restic = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: restic\nstringData:\n  RESTIC_REPOSITORY: \"s3:http://minio.kube-system.svc:9000/restic/app\"\n  RESTIC_PASSWORD: ${RESTIC_PASSWORD}\n";
