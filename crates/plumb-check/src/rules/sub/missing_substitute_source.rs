@@ -8,9 +8,10 @@ use plumb_flux::unseen::unbuilt_holder;
 /// Finds `postBuild.substituteFrom` entries naming a ConfigMap or Secret that no Kustomization
 /// of the cluster produces in the Kustomization's namespace, and that are not marked
 /// `optional: true`. One whose manifest is in the repository where no Kustomization applies it
-/// (a bootstrap script's secrets) is applied outside Flux, and is not reported. Where a Kustomization of the cluster was not built (its source or a remote
-/// resource could not be fetched) and could hold the object (no `targetNamespace`, or that
-/// namespace), whether it exists is not known, and nothing is reported.
+/// (a bootstrap script's secrets) is applied outside Flux, and is not reported. Where a
+/// Kustomization of the cluster was not built (its source or a remote resource could not be
+/// fetched) and could hold the object (no `targetNamespace`, or that namespace), whether it
+/// exists is not known, and nothing is reported.
 ///
 /// ## Why is this bad?
 /// kustomize-controller reads the variables from the cluster before it builds. A missing
@@ -51,6 +52,11 @@ impl Rule for MissingSubstituteSource {
     }
 
     fn check(&self, cx: &CheckContext<'_>, out: &mut Vec<Finding>) {
+        // A source whose manifest the repository holds where no Kustomization applies it is
+        // applied outside Flux (wahooli/gitops-repo: `scripts/bootstrap-flux.sh` applies
+        // `local-clusters/<cluster>/bootstrap`): whether it exists is not known here. The
+        // repository is read for it once, and only when some source is missing.
+        let mut applied_elsewhere: Option<Applied> = None;
         for entry in &cx.build.entries {
             let produced = Produced::of(entry);
             // Each missing source of the cluster once, with every Kustomization naming it: one
@@ -104,10 +110,6 @@ impl Rule for MissingSubstituteSource {
                     }
                 }
             }
-            // A source whose manifest the repository holds where no Kustomization applies it is
-            // applied outside Flux (wahooli/gitops-repo: `scripts/bootstrap-flux.sh` applies
-            // `local-clusters/<cluster>/bootstrap`): whether it exists is not known here.
-            let mut applied_elsewhere: Option<Applied> = None;
             for m in missing {
                 let outside = applied_elsewhere.get_or_insert_with(|| Applied::of(cx));
                 if !outside.defines(&m.source) {
