@@ -194,8 +194,7 @@ fn is_alertmanager_config_without_credentials(value: &str) -> bool {
 }
 
 /// Words that make a configuration key a credential's (`password`, `api_key`, `clientSecret`,
-/// `bearer_token`, a Docker config's `auth`), the last word of the key as
-/// [`plumb_flux::runtime::snake_case`] splits it.
+/// `bearer_token`, a Docker config's `auth`), as the key's last word ([`last_word_in`]).
 const CREDENTIAL_WORDS: &[&str] = &[
     "password",
     "passwd",
@@ -227,12 +226,7 @@ fn is_configuration_without_credentials(value: &str) -> bool {
     if !value.trim().contains('\n') {
         return false;
     }
-    let credential_key = |key: &str| {
-        plumb_flux::runtime::snake_case(key)
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .rfind(|w| !w.is_empty())
-            .is_some_and(|w| CREDENTIAL_WORDS.contains(&w))
-    };
+    let credential_key = |key: &str| last_word_in(key, CREDENTIAL_WORDS);
     let setting = |key: &str, text: &str| {
         let text = text.trim().trim_matches(['"', '\'']);
         let written = !text.is_empty() && !text.contains("${") && !is_secret_reference(text);
@@ -359,9 +353,10 @@ fn is_bare_address(value: &str) -> bool {
     host_ok && path_ok
 }
 
-/// Whether the value is a restic repository on S3 (`s3:http://minio.kube-system.svc:9000/restic/app`,
-/// wrmilling/k3s-gitops's VolSync Secrets): where the bucket is, with no user, password or
-/// query in it; the keys to it are other values of the Secret.
+/// Whether the value is a restic repository on S3
+/// (`s3:http://minio.kube-system.svc:9000/restic/app`, wrmilling/k3s-gitops's VolSync Secrets):
+/// where the bucket is, with no user, password or query in it; the keys to it are other values
+/// of the Secret.
 fn is_object_store_location(value: &str) -> bool {
     value
         .strip_prefix("s3:")
@@ -516,13 +511,13 @@ fn is_secret_reference(value: &str) -> bool {
 
 /// Whether a Secret's key names an account, an identifier or a connection setting rather than
 /// a credential (`username`, `POSTGRES_USER`, `clusterID`, `volumeHandle`, `storageClass`,
-/// `DB_PORT`, `protocol`, `LOG_LEVEL`, `STORAGE_DRIVER`): a user name in plaintext gives nothing away, and Secrets often hold
-/// one beside a password a controller generates in the cluster (mittwald's secret-generator,
-/// `autogenerate: password`); sulibot/home-ops keeps a CephFS volume handle, its cluster ID,
-/// file system name and storage class in a Secret, zacheryph/k8s-gitops a database's host,
-/// port and extension beside a substituted password. A key is judged by its last word, split
-/// as [`plumb_flux::runtime::snake_case`] splits camelCase (`AWS_ACCESS_KEY_ID` is an
-/// identifier; the `AWS_SECRET_ACCESS_KEY` beside it is not).
+/// `DB_PORT`, `protocol`, `LOG_LEVEL`, `STORAGE_DRIVER`): a user name in plaintext gives nothing
+/// away, and Secrets often hold one beside a password a controller generates in the cluster
+/// (mittwald's secret-generator, `autogenerate: password`); sulibot/home-ops keeps a CephFS
+/// volume handle, its cluster ID, file system name and storage class in a Secret,
+/// zacheryph/k8s-gitops a database's host, port and extension beside a substituted password.
+/// A key is judged by its last word ([`last_word_in`]: `AWS_ACCESS_KEY_ID` is an identifier;
+/// the `AWS_SECRET_ACCESS_KEY` beside it is not).
 fn is_identity_key(key: &str) -> bool {
     const IDENTIFIERS: &[&str] = &[
         "user",
@@ -547,10 +542,16 @@ fn is_identity_key(key: &str) -> bool {
         "level",
         "mode",
     ];
+    last_word_in(key, IDENTIFIERS)
+}
+
+/// Whether the last word of `key`, split as [`plumb_flux::runtime::snake_case`] splits
+/// camelCase, is one of `words`.
+fn last_word_in(key: &str, words: &[&str]) -> bool {
     plumb_flux::runtime::snake_case(key)
         .split(|c: char| !c.is_ascii_alphanumeric())
         .rfind(|w| !w.is_empty())
-        .is_some_and(|w| IDENTIFIERS.contains(&w))
+        .is_some_and(|w| words.contains(&w))
 }
 
 fn secret_document(doc: &Node, root: &Path) -> Option<Finding> {
