@@ -435,22 +435,27 @@ impl FileSystem {
 
     /// [`FileSystem::read_text`] without a copy of the text.
     pub fn shared_text(&self, path: &Path) -> Result<Arc<str>, KustomizeError> {
-        if let Some(text) = lock(&self.texts).get(path) {
-            return Ok(Arc::clone(text));
-        }
-        let text: Arc<str> = utf8(path, self.read_file(path)?)?.into();
-        lock(&self.texts).insert(path.to_path_buf(), Arc::clone(&text));
-        Ok(text)
+        self.remembered_text(path, || self.read_file(path))
     }
 
-    /// [`FileSystem::shared_text`] of a file a walk of the tree listed ([`FileSystem::note_walked`]):
-    /// its path is its real one and it was a regular file, so nothing is looked up before it
-    /// is opened. A file that is no longer one is refused as any read refuses it.
+    /// [`FileSystem::shared_text`] of a file a walk of the tree listed
+    /// ([`FileSystem::note_walked`]): its path is its real one and it was a regular file, so
+    /// nothing is looked up before it is opened. A file that is no longer one is refused as any
+    /// read refuses it.
     pub fn walked_text(&self, path: &Path) -> Result<Arc<str>, KustomizeError> {
+        self.remembered_text(path, || self.read_real(path, path))
+    }
+
+    /// The text of `path` read before, else `read` of it, remembered.
+    fn remembered_text(
+        &self,
+        path: &Path,
+        read: impl FnOnce() -> Result<Vec<u8>, KustomizeError>,
+    ) -> Result<Arc<str>, KustomizeError> {
         if let Some(text) = lock(&self.texts).get(path) {
             return Ok(Arc::clone(text));
         }
-        let text: Arc<str> = utf8(path, self.read_real(path, path)?)?.into();
+        let text: Arc<str> = utf8(path, read()?)?.into();
         lock(&self.texts).insert(path.to_path_buf(), Arc::clone(&text));
         Ok(text)
     }
