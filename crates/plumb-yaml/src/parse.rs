@@ -100,30 +100,93 @@ fn parse_source_from(file: &Arc<SourceFile>, within: Range<usize>) -> Result<Vec
 }
 
 /// granit-parser's reading of `text`, the part of `file` from byte `start`.
+///
+/// An alias key written `*app: value` is the alias `app` to go-yaml (as to libyaml, a name is
+/// letters, digits, `_` and `-`), but `app:` to granit-parser (YAML 1.2 allows `:` in a name),
+/// which finds no such anchor. Where granit-parser stops at one, a space goes between the
+/// name and its `:` in a copy of the text, and the copy is read again; every offset read from
+/// the copy is taken back to the text's own.
 fn read_with_granit(
     file: &Arc<SourceFile>,
     start: usize,
     text: &str,
 ) -> Result<Vec<Node>, YamlError> {
+    let mut copy: Option<String> = None;
+    // Where spaces went into the copy, in its own offsets, in increasing order.
+    let mut inserted: Vec<usize> = Vec::new();
+    loop {
+        let read = copy.as_deref().unwrap_or(text);
+        match granit_pass(file, start, read, &inserted) {
+            Pass::Read(result) => return result,
+            Pass::SplitAliasAt(at) => {
+                copy.get_or_insert_with(|| text.to_string()).insert(at, ' ');
+                for later in inserted.iter_mut().filter(|q| **q >= at) {
+                    *later += 1;
+                }
+                let slot = inserted.partition_point(|&q| q < at);
+                inserted.insert(slot, at);
+            }
+        }
+    }
+}
+
+/// What one reading by granit-parser came to.
+enum Pass {
+    Read(Result<Vec<Node>, YamlError>),
+    /// It stopped at an alias `*name:` whose go-yaml name ends before the `:` at this offset
+    /// of the text it read.
+    SplitAliasAt(usize),
+}
+
+/// granit-parser's reading of `read`: `text` of [`read_with_granit`], or its copy with a space
+/// at each offset of `inserted` (offsets of the copy).
+fn granit_pass(file: &Arc<SourceFile>, start: usize, read: &str, inserted: &[usize]) -> Pass {
+    // An offset of the copy as one of the text: less the spaces put in before it.
+    let original = |at: usize| at - inserted.partition_point(|&q| q < at);
     let mut options = Options::default();
     options.set_emit_comments(false);
     options.block_scalar_eof_without_line_feed = true;
     options.bom_inside_document_as_content = true;
     let mut builder = Builder::new(file);
-    for item in Parser::new_from_str_with_options(text, options) {
-        let (event, span) = item.map_err(|e| {
-            let offset = start + e.marker().byte_offset().unwrap_or(0);
-            YamlError::at(
-                file,
-                offset,
-                with_alias_name(&e.info(), file.text(), offset),
-            )
-        })?;
-        let from = start + span.start.byte_offset().unwrap_or(0);
-        let to = span.end.byte_offset().map_or(from, |end| start + end);
-        builder.event(event, from, to)?;
+    for item in Parser::new_from_str_with_options(read, options) {
+        let (event, span) = match item {
+            Ok(read) => read,
+            Err(e) => {
+                let at = e.marker().byte_offset().unwrap_or(0);
+                if e.info().ends_with("unknown anchor") {
+                    if let Some(split) = go_yaml_alias_name_end(read, at) {
+                        return Pass::SplitAliasAt(split);
+                    }
+                }
+                let offset = start + original(at);
+                return Pass::Read(Err(YamlError::at(
+                    file,
+                    offset,
+                    with_alias_name(&e.info(), file.text(), offset),
+                )));
+            }
+        };
+        let from = start + original(span.start.byte_offset().unwrap_or(0));
+        let to = span
+            .end
+            .byte_offset()
+            .map_or(from, |end| start + original(end));
+        if let Err(e) = builder.event(event, from, to) {
+            return Pass::Read(Err(e));
+        }
     }
-    Ok(builder.docs)
+    Pass::Read(Ok(builder.docs))
+}
+
+/// For an alias at `at` in `text` written `*name:` (a name of ASCII letters, digits, `_` and
+/// `-` right before a `:`): where that name ends.
+fn go_yaml_alias_name_end(text: &str, at: usize) -> Option<usize> {
+    let rest = text.as_bytes().get(at..)?.strip_prefix(b"*")?;
+    let word = rest
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        .count();
+    (word > 0 && rest.get(word) == Some(&b':')).then_some(at + 1 + word)
 }
 
 /// Whether `c` ends an anchor's or alias's name: white space or a flow indicator.
