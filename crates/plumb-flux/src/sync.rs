@@ -379,6 +379,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // (directory of the file, spec.path in this tree) of every Kustomization: for
     // repositories whose bootstrap files are not committed.
     let mut kustomizations: Vec<(String, String, ObjectRef)> = Vec::new();
+    // The file of each of them (relative to the root), and the files kustomization files
+    // list one by one, with the directory of the first that lists each: a Kustomization in a
+    // listed file is applied where it is listed.
+    let mut kustomization_files: Vec<String> = Vec::new();
+    let mut listed_files: HashMap<String, String> = HashMap::new();
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<DefinedSource> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
@@ -403,14 +408,22 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     for (dir_rel, scans) in dirs {
         let dir_rel = &dir_rel;
         let mut objects = Vec::new();
+        // The file of each object of `objects`.
+        let mut files: Vec<std::rc::Rc<str>> = Vec::new();
         for scan in scans {
+            if !scan.objects.is_empty() {
+                let file: std::rc::Rc<str> = scan.file.into();
+                files.extend(scan.objects.iter().map(|_| file.clone()));
+            }
             // Directories, as the walk found them or, for one it did not enter (a symlink),
-            // as the file system finds it.
-            referenced.extend(
-                scan.referenced
-                    .into_iter()
-                    .filter(|rel| walked.contains(rel.as_str()) || fs.is_dir(&root.join(rel))),
-            );
+            // as the file system finds it; the rest are files (or nothing).
+            for rel in scan.referenced {
+                if walked.contains(rel.as_str()) || fs.is_dir(&root.join(&rel)) {
+                    referenced.push(rel);
+                } else {
+                    listed_files.entry(rel).or_insert_with(|| dir_rel.clone());
+                }
+            }
             commented.extend(scan.commented);
             remote.extend(scan.remote.into_iter().map(|e| (dir_rel.clone(), e)));
             discovery.syncs.extend(scan.syncs);
@@ -469,7 +482,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             }
         }
         // The Kustomizations last, each read from the object itself, not a copy.
-        for object in objects {
+        for (object, file) in objects.into_iter().zip(files) {
             if !object.is(KUSTOMIZE_GROUP, "Kustomization") {
                 continue;
             }
@@ -496,6 +509,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             }
             if has_source {
                 kustomizations.push((dir_rel.clone(), p, source_ref));
+                kustomization_files.push(file.to_string());
             }
         }
     }
@@ -532,7 +546,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // checked-out branch. A path in another repository or an ExternalArtifact is not.
     let covering: Vec<(String, Option<String>)> = kustomizations
         .iter()
-        .map(|(dir, path, source)| {
+        .zip(&kustomization_files)
+        .map(|((dir, path, source), file)| {
             let elsewhere = source.kind == "ExternalArtifact"
                 || (source.name != BOOTSTRAP_NAME
                     && defined.iter().any(|d| {
@@ -542,7 +557,18 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                                 .as_deref()
                                 .is_some_and(|u| checkout.is_checked_out(u, &d.reference))
                     }));
-            (dir.clone(), (!elsewhere).then(|| path.clone()))
+            let applied_in = listed_files.get(file).unwrap_or(dir);
+            (applied_in.clone(), (!elsewhere).then(|| path.clone()))
+        })
+        .collect();
+    // Directories whose files other kustomizations list one by one hold parts that clusters
+    // pick (gandazgul/k8s-infrastructure's `apps/`, one file per app): a file of one that no
+    // cluster picks is an app none runs, and the directory is no cluster's root.
+    let parts: HashSet<&str> = listed_files
+        .iter()
+        .filter_map(|(file, lister)| {
+            let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+            (dir != lister).then_some(dir)
         })
         .collect();
     if discovery.entries.is_empty() {
@@ -551,7 +577,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         discovery.bootstrap_entries = uncovered_roots(&covering, &referenced);
         discovery
             .bootstrap_entries
-            .retain(|root| !commented.contains(root));
+            .retain(|root| !commented.contains(root) && !parts.contains(root.as_str()));
         discovery.entries = discovery.bootstrap_entries.clone();
     } else {
         // What the entries found sync from is this checkout, whatever its URL says.
@@ -570,7 +596,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 )
             })
             .collect();
-        let roots = uncovered_roots(&covering, &referenced);
+        let mut roots = uncovered_roots(&covering, &referenced);
+        roots.retain(|root| !parts.contains(root.as_str()));
         let applied = applied_by_hand(root, &discovery, roots, &kustomizations, &defined);
         for why in applied {
             if let source::Inference::HandApplied { entry, .. } = &why {
@@ -828,6 +855,8 @@ struct FileScan {
     syncs: Vec<ClusterSync>,
     /// Objects of a file that may declare a Kustomization or a source.
     objects: Vec<Object>,
+    /// The file, relative to the root, when it has objects.
+    file: String,
 }
 
 /// What `path`, a YAML file in `dir_rel`, tells discovery; `walked`: the file system noted
@@ -875,6 +904,7 @@ fn scan_file(
         return scan;
     }
     let rel = path.strip_prefix(root).unwrap_or(path);
+    scan.file = rel.to_string_lossy().into_owned();
     for doc in docs.iter() {
         // Only Flux's and flux-operator's objects and kind-less values files say anything
         // here: the rest (most documents of an app's manifests) are not converted.
@@ -935,7 +965,9 @@ fn self_and_ancestors(dir: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The directories holding Flux Kustomizations that no Kustomization's path builds and no
-/// kustomization.yaml lists, outermost only.
+/// kustomization.yaml lists, outermost only. Each Kustomization comes with the directory that
+/// applies it (its file's, or that of the kustomization that lists its file) and the path it
+/// builds, if any.
 fn uncovered_roots(
     kustomizations: &[(String, Option<String>)],
     referenced: &[String],
@@ -1410,6 +1442,46 @@ mod tests {
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["apps/orphan", "clusters/da/flux"]);
+    }
+
+    #[test]
+    fn a_kustomization_whose_file_a_kustomization_lists_is_no_cluster_entry() {
+        // gandazgul/k8s-infrastructure: one file per app in `apps/`, each cluster's
+        // kustomization listing the files of the apps it runs; `apps/` is no cluster.
+        let ks = |name: &str, path: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
+        };
+        let tree = repository(&[
+            (
+                "clusters/da/flux/apps.yaml",
+                ks("apps", "./clusters/da/apps"),
+            ),
+            (
+                "clusters/da/apps/kustomization.yaml",
+                "resources:\n  - ../../../apps/Mealie.yaml\n".to_string(),
+            ),
+            ("apps/Mealie.yaml", ks("mealie", "./apps/generic/mealie")),
+            ("apps/generic/mealie/cm.yaml", "kind: ConfigMap".to_string()),
+            // An app no cluster picks: `apps/` is still no cluster.
+            (
+                "apps/Jellyfin.yaml",
+                ks("jellyfin", "./apps/generic/mealie"),
+            ),
+            // A file beside it that nothing lists is still a cluster's, and so is one listed
+            // by a kustomization nothing builds: that kustomization's directory is the entry.
+            (
+                "unlisted/Ollama.yaml",
+                ks("ollama", "./apps/generic/mealie"),
+            ),
+            (
+                "by-hand/kustomization.yaml",
+                "resources:\n  - ../apps/more/Plex.yaml\n".to_string(),
+            ),
+            ("apps/more/Plex.yaml", ks("plex", "./apps/generic/mealie")),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["by-hand", "clusters/da/flux", "unlisted"]);
     }
 
     #[test]
