@@ -134,6 +134,52 @@ fn sub001_dashboards_once_per_file_and_not_where_flux_substitutes_nothing() {
 }
 
 #[test]
+fn sub001_a_variable_a_secret_generator_encodes_is_never_substituted() {
+    // fluxcd/kustomize-controller#1089: a secretGenerator writes its literals and files into
+    // `data` in base64, where kustomize-controller's substitution never finds `${CLUSTER_DOMAIN}`.
+    // A name no Kustomization defines (`${LOG_DIR}`) may be the application's own, read from
+    // its environment; `stringData` is substituted as written.
+    let root = fresh_copy(&fixture("SUB001", "good"), "sub001-secret-generator");
+    write(
+        &root,
+        "apps/web/app.yaml",
+        "url: https://${CLUSTER_DOMAIN}/web\nlogs: ${LOG_DIR}\n",
+    );
+    write(
+        &root,
+        "apps/web/plain.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: plain\n  namespace: web\nstringData:\n  url: https://${CLUSTER_DOMAIN}/web\n",
+    );
+    edit(
+        &root,
+        "apps/web/kustomization.yaml",
+        "  - service.yaml\n",
+        "  - service.yaml\n  - plain.yaml\nsecretGenerator:\n  - name: web-config\n    namespace: web\n    files: [app.yaml]\n  - name: web-env\n    namespace: web\n    literals:\n      - NAME=${CLUSTER_NAME}\n      - LOGS=${LOG_DIR}\n",
+    );
+    let findings = check(&root);
+    assert_eq!(
+        places(&findings),
+        vec![
+            at("SUB001", "apps/web/kustomization.yaml", 8, 5),
+            at("SUB001", "apps/web/kustomization.yaml", 11, 5),
+        ],
+        "{findings:#?}"
+    );
+    assert!(
+        findings[0].message.starts_with(
+            "`${CLUSTER_DOMAIN}` reaches the cluster as literal text: Secret/web/web-config-"
+        ),
+        "{}",
+        findings[0].message
+    );
+    assert!(findings[0]
+        .message
+        .contains("base64-encoded in `data.app.yaml`"));
+    assert!(findings[1].message.contains("`${CLUSTER_NAME}`"));
+    assert!(findings[1].message.contains("`data.NAME`"));
+}
+
+#[test]
 fn sub003_shell_syntax_in_a_generated_script() {
     let findings = check(&fixture("SUB003", "bad"));
     // The script is a configMapGenerator file: its value has no span, so the finding points

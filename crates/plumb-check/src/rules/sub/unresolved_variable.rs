@@ -1,5 +1,5 @@
 use super::scope::{self, Produced};
-use crate::finding::Finding;
+use crate::finding::{Finding, Location};
 use crate::rule::{CheckContext, Rule};
 use plumb_flux::postbuild;
 use plumb_flux::varsub;
@@ -53,6 +53,11 @@ use std::collections::{BTreeSet, HashSet};
 /// ```
 /// and define `GATEWAY_VIP` in `cluster-vars`, or give the reference a default
 /// (`${GATEWAY_VIP:=192.168.10.200}`). A `${...}` that must stay literal is written `$${...}`.
+///
+/// A name the cluster defines, written in a secretGenerator's literals or files, is reported
+/// too: the generator writes them into the Secret's `data` in base64, where kustomize-controller
+/// never finds the `${...}` (fluxcd/kustomize-controller#1089), so the application receives it
+/// as written.
 ///
 /// References inside scripts and command lines, and shell operators such as `${x#y}`, are
 /// SUB003's. Without `postBuild`, only names that some Kustomization of the cluster defines
@@ -116,6 +121,32 @@ impl Rule for UnresolvedVariable {
                     let path_left = own_patches
                         && path_unsubstituted
                             .contains(&(object.namespace_or_default(), object.name()));
+                    if object.is("", "Secret") {
+                        for (key, name) in encoded_references(&object.value) {
+                            // Only a name Flux defines was meant for it: a configuration's
+                            // `${VAR}` may be the application's own, read from its environment.
+                            if !(scope.vars.contains_key(&name) || known.contains(name.as_str())) {
+                                continue;
+                            }
+                            let message = format!(
+                                "`${{{name}}}` reaches the cluster as literal text: {} holds it base64-encoded in `data.{key}` (as a secretGenerator writes it), where Flux's substitution never looks",
+                                object.display_id()
+                            );
+                            let location = Location::of(origin, cx.root);
+                            if !seen.insert((location.clone(), message.clone())) {
+                                continue;
+                            }
+                            out.push(
+                                Finding::new(
+                                    "SUB001",
+                                    message,
+                                    "write the Secret as a manifest whose `stringData` holds the `${...}` (postBuild substitutes it there), or keep the value in a SOPS-encrypted file the generator reads",
+                                )
+                                .at(location)
+                                .with_chain(&ks.chain),
+                            );
+                        }
+                    }
                     scope::for_each_scalar(origin, &ks.path, &mut |scalar| {
                         if !scalar.value.contains("${") {
                             return;
@@ -198,6 +229,43 @@ impl Rule for UnresolvedVariable {
         let found = out.split_off(start);
         out.extend(once_per_file(found));
     }
+}
+
+/// The variables `${NAME}` in the decoded `data` of a Secret, with the key holding each (once
+/// per key and name). kustomize's secretGenerator writes its literals and files there in
+/// base64, which kustomize-controller substitutes as it finds it: a reference inside stays as
+/// written (fluxcd/kustomize-controller#1089).
+fn encoded_references(secret: &serde_json::Value) -> Vec<(String, String)> {
+    use base64::Engine as _;
+    let mut found = Vec::new();
+    let Some(data) = secret.get("data").and_then(|d| d.as_object()) else {
+        return found;
+    };
+    for (key, value) in data {
+        let Some(encoded) = value.as_str() else {
+            continue;
+        };
+        // kustomize breaks long values into lines of 76 characters.
+        let encoded: String = encoded.split_whitespace().collect();
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(encoded) else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        if !text.contains("${") {
+            continue;
+        }
+        let Ok(refs) = varsub::references(text) else {
+            continue;
+        };
+        for r in refs {
+            if !found.iter().any(|(k, n)| k == key && *n == r.name) {
+                found.push((key.clone(), r.name));
+            }
+        }
+    }
+    found
 }
 
 /// One finding per variable, file and Kustomization: a dashboard that names `${DS_PROMETHEUS}`
