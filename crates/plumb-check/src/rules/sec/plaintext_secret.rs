@@ -608,7 +608,7 @@ fn secret_generators(doc: &Node, file: &Path, root: &Path, out: &mut Vec<Finding
             .find(|l| {
                 l.scalar_value()
                     .and_then(|s| s.split_once('='))
-                    .is_some_and(|(_, v)| is_plaintext(v))
+                    .is_some_and(|(_, v)| is_plaintext(literal_value(v)))
             });
         if let Some(literal) = literal {
             let key = literal
@@ -654,8 +654,19 @@ fn secret_generators(doc: &Node, file: &Path, root: &Path, out: &mut Vec<Finding
     }
 }
 
-/// A file in the repository with content and no SOPS metadata in any of sops's formats
-/// (YAML/JSON `sops` key, dotenv `sops_mac=`, INI `[sops]`).
+/// A literal's value as kustomize takes it from `key=value`: one pair of matching quotes
+/// around it removed (`password=""` is empty).
+fn literal_value(value: &str) -> &str {
+    ['"', '\'']
+        .iter()
+        .find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)))
+        .unwrap_or(value)
+}
+
+/// A file in the repository with content, no SOPS metadata in any of sops's formats
+/// (YAML/JSON `sops` key, dotenv `sops_mac=`, INI `[sops]`), and a credential in it: a
+/// configuration whose credentials are all `${VAR}` (tyzbit/fleet-infra's acars-processor
+/// settings) or none holds no secret.
 fn is_plaintext_file(path: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return false;
@@ -666,6 +677,7 @@ fn is_plaintext_file(path: &Path) -> bool {
         && !text.contains("\nsops:")
         && !text.starts_with("sops:")
         && !text.contains("[sops]")
+        && !is_configuration_without_credentials(&text)
 }
 
 #[cfg(test)]
@@ -691,6 +703,37 @@ mod tests {
         assert!(is_plaintext("https://discord.com/api/webhooks/1234/abcd"));
         assert!(is_plaintext("ntfy://ntfy.sh/my-private-topic"));
         assert!(is_plaintext("postgres://db:5432/app/extra"));
+    }
+
+    #[test]
+    fn a_generator_literal_or_file_without_a_credential_is_not_plaintext() {
+        let tree = tempfile::tempdir().unwrap();
+        let root = tree.path();
+        let files = [
+            // tyzbit/fleet-infra: every credential of the settings a `${VAR}`.
+            ("settings.yaml", "Database:\n  ConnectionString: \"${DSN}\"\nSend:\n  APIKey: \"${KEY}\"\n  URL: http://adsb-ultrafeeder\n"),
+            ("app.env", "LOG_LEVEL=info\nPASSWORD=${PASSWORD}\n"),
+            ("leaked.env", "LOG_LEVEL=info\nPASSWORD=hunter2\n"),
+            ("token", "ghp_0123456789abcdef\n"),
+        ];
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let generators = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsecretGenerator:\n  - name: empty\n    literals: [password=\"\", token='']\n  - name: config\n    files: [settings.yaml]\n    envs: [app.env]\n  - name: leaked\n    envs: [leaked.env]\n  - name: token\n    files: [token]\n  - name: literal\n    literals: [password='hunter2']\n";
+        let doc = plumb_yaml::parse_documents("kustomization.yaml", generators)
+            .unwrap()
+            .remove(0);
+        let mut out = Vec::new();
+        secret_generators(&doc, &root.join("kustomization.yaml"), root, &mut out);
+        let messages: Vec<&str> = out.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "secretGenerator `leaked` reads `leaked.env`, which is not SOPS-encrypted",
+                "secretGenerator `token` reads `token`, which is not SOPS-encrypted",
+                "secretGenerator `literal` has the literal `password` in plaintext",
+            ]
+        );
     }
 
     #[test]
