@@ -287,7 +287,12 @@ impl Sources {
             .and_then(|s| s.spec.get("ref"));
         if source.kind == "GitRepository" {
             if let Some(url) = found.url.as_deref() {
-                if Some(url) == repo_url && found.spec.get("ref") == repo_ref {
+                // One repository whatever the spelling: `ssh://git@github.com/o/r` is
+                // `https://github.com/o/r.git` (Mirantis-PS/k0rdent-fluxcd-example).
+                let same = repo_url.is_some_and(|r| {
+                    crate::sync::normalize_git_url(r) == crate::sync::normalize_git_url(url)
+                });
+                if same && found.spec.get("ref") == repo_ref {
                     return Resolution::Dir(String::new());
                 }
                 if self.checkout.is_checked_out(url, &found.spec["ref"]) {
@@ -346,6 +351,14 @@ mod tests {
             spec: serde_json::Value::Null,
         });
         assert_eq!(s.resolve(&other), Resolution::Dir(String::new()));
+        // Spelled over https with `.git`, it is the same repository.
+        let https = ObjectRef::new("GitRepository", "apps", "https");
+        s.add(Source {
+            id: https.clone(),
+            url: Some("https://Example.com/r.git".into()),
+            spec: serde_json::Value::Null,
+        });
+        assert_eq!(s.resolve(&https), Resolution::Dir(String::new()));
         let oci = ObjectRef::new("OCIRepository", "flux-system", "platform");
         s.add(Source {
             id: oci.clone(),
