@@ -505,14 +505,21 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
             Some(Inference::HandApplied { source, .. }) => Some(source.clone()),
             _ => None,
         });
-    // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it.
-    let lenient_flux = operator_sync
-        .filter(|s| s.lenient_flux())
-        .map(|s| Inference::LenientFlux {
-            source: s.source.clone(),
-            version: s.flux_version.clone().unwrap_or_default(),
-            via: s.via.clone(),
+    // The Flux the cluster runs decides how it substitutes, when its FluxInstance pins it or
+    // `flux bootstrap` wrote its version.
+    let flux_pin = operator_sync
+        .and_then(crate::flux_version::FluxPin::of_sync)
+        .or_else(|| {
+            let bootstrap = sync::BOOTSTRAP_NAME;
+            let source = repository_source.clone().unwrap_or_else(|| {
+                crate::model::ObjectRef::new("GitRepository", bootstrap, bootstrap)
+            });
+            crate::flux_version::FluxPin::of_bootstrap(root, entry, source)
         });
+    let lenient_flux = flux_pin
+        .as_ref()
+        .filter(|p| p.lenient())
+        .map(crate::flux_version::FluxPin::lenient_inference);
     let mode = match &lenient_flux {
         Some(_) => Mode::Lenient,
         None => options.mode,
@@ -789,7 +796,9 @@ fn build_entry(root: &Path, entry: &str, cluster: &Cluster<'_>, options: &Option
         releases,
         sources: found_sources,
         repository_source,
-        flux_version: operator_sync.and_then(sync::ClusterSync::flux_minor),
+        flux_version: flux_pin
+            .as_ref()
+            .and_then(crate::flux_version::FluxPin::minor),
         diagnostics,
         assumptions,
         bootstrap,

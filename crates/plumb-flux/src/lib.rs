@@ -24,6 +24,7 @@ pub mod diagnostic;
 mod dir_build;
 mod entry_sync;
 pub mod fetch;
+mod flux_version;
 pub mod fluxinstance;
 mod found;
 pub mod generate;

@@ -173,29 +173,15 @@ impl ClusterSync {
     /// Whether the Flux this sync's FluxInstance installs substitutes leniently: a pinned
     /// version before 2.9 (kustomize-controller v1.9 made strict substitution the default).
     pub fn lenient_flux(&self) -> bool {
-        let (major, minor) = self.flux_version_parts();
-        matches!((major, minor), (Some(2), Some(m)) if m < 9) || matches!(major, Some(0 | 1))
+        self.flux_version
+            .as_deref()
+            .is_some_and(crate::flux_version::is_lenient)
     }
 
     /// The Flux minor version this sync's FluxInstance pins (`2.5.1` and `v2.5` are 2.5); `None`
     /// for a range (`2.x`, `>=2.4`) or no version, where the newest is what runs.
     pub fn flux_minor(&self) -> Option<(u32, u32)> {
-        match self.flux_version_parts() {
-            (Some(major), Some(minor)) => Some((major, minor)),
-            _ => None,
-        }
-    }
-
-    /// The major and minor numbers of the pinned version (`v` allowed before them), each
-    /// `None` where it is no number (`x`, a range) or absent.
-    fn flux_version_parts(&self) -> (Option<u32>, Option<u32>) {
-        let Some(v) = &self.flux_version else {
-            return (None, None);
-        };
-        let mut parts = v.trim_start_matches('v').split('.');
-        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
-        let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
-        (major, minor)
+        crate::flux_version::FluxPin::of_sync(self)?.minor()
     }
 
     /// The Kustomization the operator creates for this sync: named like its source, syncing
