@@ -391,6 +391,17 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     let dirs = scan_tree(&fs, root, root);
     let all_dirs: Vec<String> = dirs.iter().map(|(d, _)| d.clone()).collect();
     let walked: HashSet<&str> = all_dirs.iter().map(String::as_str).collect();
+    // Where the checkout cannot say its own URL, the bootstrap GitRepositories say it: a
+    // GitRepository of any other URL is another repository (tyzbit/fleet-infra's private
+    // secrets, synced at `./clusters/corpus` of their own tree).
+    let own_urls: HashSet<String> = dirs
+        .iter()
+        .flat_map(|(_, scans)| scans.iter().flat_map(|s| &s.objects))
+        .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository") && o.name() == BOOTSTRAP_NAME)
+        .filter_map(|o| o.str_at(&["spec", "url"]))
+        .map(normalize_git_url)
+        .collect();
+    let own_url = |url: &str| own_urls.is_empty() || own_urls.contains(&normalize_git_url(url));
     for (dir_rel, scans) in dirs {
         let dir_rel = &dir_rel;
         let mut objects = Vec::new();
@@ -430,7 +441,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 let known = o.name() == BOOTSTRAP_NAME
                     || url.is_some_and(|url| checkout.is_checked_out(url, reference));
                 let unknown = !known
-                    && (checkout.cannot_say(reference)
+                    && ((checkout.cannot_say(reference) && url.is_none_or(own_url))
                         || url.is_some_and(|url| checkout.may_fork(url, reference)));
                 (known || unknown).then(|| {
                     let id = ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
@@ -1468,6 +1479,48 @@ mod tests {
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["by-hand", "clusters/da/flux", "unlisted"]);
+    }
+
+    #[test]
+    fn in_an_export_a_git_repository_of_another_url_than_the_bootstrap_one_is_no_entry() {
+        // tyzbit/fleet-infra: a private repository of secrets synced at `./clusters/corpus` of
+        // its own tree. The export cannot say its URL, but its bootstrap GitRepository can.
+        let git = |name: &str, url: &str| {
+            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  url: {url}\n  ref: {{branch: main}}\n")
+        };
+        let ks = |name: &str, path: &str, source: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
+        };
+        let layout = |secrets_url: &str| {
+            repository(&[
+                (
+                    "clusters/a/flux/flux-system/gotk-sync.yaml",
+                    format!(
+                        "{}---\n{}",
+                        git("flux-system", "ssh://git@github.com/example/fleet-infra"),
+                        ks("flux-system", "./clusters/a/flux", "flux-system")
+                    ),
+                ),
+                (
+                    "clusters/a/flux/secrets/kubernetes-secrets.yaml",
+                    format!(
+                        "{}---\n{}",
+                        git("kubernetes-secrets", secrets_url),
+                        ks("kubernetes-secrets", "./clusters/a", "kubernetes-secrets")
+                    ),
+                ),
+                ("clusters/a/apps/ns.yaml", "kind: Namespace".to_string()),
+            ])
+        };
+        let tree = layout("ssh://git@github.com/example/kubernetes-secrets");
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/a/flux"]);
+        // The same repository spelled another way is this tree: its path is an entry.
+        let tree = layout("https://github.com/example/fleet-infra.git");
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/a", "clusters/a/flux"]);
     }
 
     #[test]
