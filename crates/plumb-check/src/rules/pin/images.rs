@@ -27,15 +27,17 @@ const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralCo
 
 /// The images an object's own fields name (not a HelmRelease's values: [`value_images`]).
 ///
-/// Kubernetes' own kinds name images only in pod specs, so only those are read; Flux's kinds
-/// name images that are not pulled (an ImageRepository's `spec.image` is a repository to
-/// scan); any other kind is a custom resource, read whole.
+/// Kubernetes' own kinds name images only in pod specs, so only those are read; Flux's and
+/// flux-operator's kinds name images that are not pulled (an ImageRepository's `spec.image` is
+/// a repository to scan, a ResourceSet's template and a ResourceSetInputProvider's inputs are
+/// text the objects it generates are made of, checked as those objects); any other kind is a
+/// custom resource, read whole.
 pub(super) fn object_images(object: &Object) -> Vec<Unpinned<'_>> {
     let mut out = Vec::new();
     let group = object.group();
     if is_kubernetes_group(group) {
         workload_images(object, &mut out);
-    } else if !group.ends_with("fluxcd.io") {
+    } else if !group.ends_with("fluxcd.io") && group != "fluxcd.controlplane.io" {
         custom_resource_images(&object.value, &mut Vec::new(), false, &mut out);
     }
     out
@@ -272,8 +274,12 @@ fn has_position(node: &Node) -> bool {
 }
 
 /// A reference that can be judged: not empty, not a `${VAR}` left for substitution, no digest.
+/// Whether an image can be judged: written out, not a variable or template expression a tool
+/// fills in later (`${TAG}`, `<< inputs.digest >>`, `{{ .Values.tag }}`), and not pinned.
 fn is_checkable(image: &str) -> bool {
-    !image.trim().is_empty() && !image.contains("${") && !is_pinned(image)
+    !image.trim().is_empty()
+        && !["${", "<<", "{{"].iter().any(|t| image.contains(t))
+        && !is_pinned(image)
 }
 
 /// Whether an image reference (or a tag) carries a digest: `@algorithm:hex`.
@@ -384,6 +390,21 @@ mod tests {
             origin: None,
         };
         assert!(object_images(&flux).is_empty());
+        // pull-request-wars-fluxcd/platform: a provider's input and a ResourceSet's template.
+        let operator = |kind: &str, spec: Value| Object {
+            value: json!({"apiVersion": "fluxcd.controlplane.io/v1", "kind": kind, "spec": spec}),
+            origin: None,
+        };
+        let provider = operator(
+            "ResourceSetInputProvider",
+            json!({"defaultValues": {"image": "ghcr.io/org/flux-appx"}}),
+        );
+        assert!(object_images(&provider).is_empty());
+        let template = operator(
+            "ResourceSet",
+            json!({"resources": [{"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "redis:7"}]}}}}]}),
+        );
+        assert!(object_images(&template).is_empty());
     }
 
     #[test]
@@ -393,7 +414,11 @@ mod tests {
                 "apiVersion": "apps/v1",
                 "kind": "Deployment",
                 "spec": {"template": {"spec": {
-                    "initContainers": [{"name": "init", "image": "${INIT_IMAGE}"}],
+                    "initContainers": [
+                        {"name": "init", "image": "${INIT_IMAGE}"},
+                        {"name": "tpl", "image": "redis:<< inputs.tag >>@<< inputs.digest >>"},
+                        {"name": "helm", "image": "org/app:{{ .Values.tag }}"},
+                    ],
                     "containers": [
                         {"name": "app", "image": "ghcr.io/org/app:1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
                         {"name": "sidecar", "image": "ghcr.io/org/sidecar"},
