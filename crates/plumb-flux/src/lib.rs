@@ -31,6 +31,7 @@ pub mod generate;
 pub mod graph;
 pub mod helm_release;
 mod joined;
+mod kubectl_applied;
 pub mod model;
 pub mod output;
 mod parallel;

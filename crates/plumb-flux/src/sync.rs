@@ -370,6 +370,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // listed file is applied where it is listed.
     let mut kustomization_files: Vec<String> = Vec::new();
     let mut listed_files: HashMap<String, String> = HashMap::new();
+    // The directories each kustomization file lists, by the directory it is in.
+    let mut listing: HashMap<String, Vec<String>> = HashMap::new();
     // Sources the repository defines, and directories its kustomization.yaml files list.
     let mut defined: Vec<DefinedSource> = Vec::new();
     let mut referenced: Vec<String> = Vec::new();
@@ -414,8 +416,15 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             }
             // Directories, as the walk found them or, for one it did not enter (a symlink),
             // as the file system finds it; the rest are files (or nothing).
+            if scan.kustomization {
+                listing.entry(dir_rel.clone()).or_default();
+            }
             for rel in scan.referenced {
                 if walked.contains(rel.as_str()) || fs.is_dir(&root.join(&rel)) {
+                    listing
+                        .entry(dir_rel.clone())
+                        .or_default()
+                        .push(rel.clone());
                     referenced.push(rel);
                 } else {
                     listed_files.entry(rel).or_insert_with(|| dir_rel.clone());
@@ -568,7 +577,46 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             (dir != lister).then_some(dir)
         })
         .collect();
-    if discovery.entries.is_empty() {
+    let by_hand = if discovery.entries.is_empty() {
+        // Not the bootstrap GitRepository: `flux bootstrap` syncs the cluster's directory
+        // from it, and that inference (the flux-system Kustomization) stands.
+        let this_tree = |d: &DefinedSource| {
+            d.id.kind == "GitRepository"
+                && d.id.name != BOOTSTRAP_NAME
+                && d.url.as_deref().is_some_and(|url| {
+                    checkout.is_checked_out(url, &d.reference)
+                        || (checkout.cannot_say(&d.reference) && own_url(url))
+                })
+        };
+        let kustomizations: Vec<crate::kubectl_applied::Syncing> = kustomizations
+            .iter()
+            .filter(|(_, path, _)| !path.is_empty() && root.join(path).is_dir())
+            .filter_map(|(dir, path, source)| {
+                let d = defined.iter().find(|d| d.id == *source && this_tree(d))?;
+                Some(crate::kubectl_applied::Syncing {
+                    dir: dir.as_str(),
+                    path: path.as_str(),
+                    source: &d.id,
+                    source_dir: d.dir.as_str(),
+                    url: d.url.as_deref().unwrap_or_default(),
+                })
+            })
+            .collect();
+        crate::kubectl_applied::roots(&listing, &referenced, &kustomizations)
+    } else {
+        Vec::new()
+    };
+    if !by_hand.is_empty() {
+        // Kustomizations a kustomization applied by hand sets up (microscaler's
+        // `kubectl apply -k gitops/clusters/dev`, whose patch points the sync at the
+        // cluster's own directory): those directories are the clusters.
+        for why in by_hand {
+            if let source::Inference::HandApplied { entry, .. } = &why {
+                push_unique(&mut discovery.entries, entry.clone());
+            }
+            discovery.hand_applied.push(why);
+        }
+    } else if discovery.entries.is_empty() {
         // A directory a kustomization lists only in a comment (`# - ../apps/ollama`, "pruned
         // for now") was taken out of the cluster by hand: an app, not a cluster's root.
         discovery.bootstrap_entries = uncovered_roots(&covering, &referenced);
@@ -854,6 +902,8 @@ struct FileScan {
     objects: Vec<Object>,
     /// The file, relative to the root, when it has objects.
     file: String,
+    /// It is its directory's kustomization file.
+    kustomization: bool,
 }
 
 /// What `path`, a YAML file in `dir_rel`, tells discovery; `walked`: the file system noted
@@ -894,6 +944,7 @@ fn scan_file(
         return scan;
     };
     if kustomization_file {
+        scan.kustomization = true;
         (scan.referenced, scan.remote) = listed_entries(dir_rel, docs.first());
         scan.commented = commented_entries(&text, dir_rel);
     }
@@ -1521,6 +1572,35 @@ mod tests {
         let root = tree.path().canonicalize().unwrap();
         let found = discover_in(&root, &[], Checkout::default());
         assert_eq!(found.entries, ["clusters/a", "clusters/a/flux"]);
+    }
+
+    #[test]
+    fn a_kustomization_applied_by_hand_that_sets_up_the_sync_is_the_cluster() {
+        // microscaler/shared-gitops-k8s-cluster: `kubectl apply -k clusters/dev` lists the
+        // shared sync (a GitRepository of this repository and a Kustomization) and patches its
+        // path to the cluster's own directory.
+        let tree = repository(&[
+            (
+                "root/sync/flux-sync.yaml",
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: shared, namespace: flux-system}\nspec:\n  url: ssh://git@github.com/example/shared.git\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-control, namespace: flux-system}\nspec:\n  path: ./clusters/dev/control\n  sourceRef: {kind: GitRepository, name: shared}\n".to_string(),
+            ),
+            ("root/sync/kustomization.yaml", "resources: [flux-sync.yaml]\n".to_string()),
+            ("clusters/dev/kustomization.yaml", "resources: [../../root/sync]\n".to_string()),
+            (
+                "clusters/dev/control/apps.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: shared}\n".to_string(),
+            ),
+            ("apps/cm.yaml", "kind: ConfigMap".to_string()),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/dev"]);
+        assert!(found.bootstrap_entries.is_empty());
+        let [source::Inference::HandApplied { entry, source, .. }] = &found.hand_applied[..] else {
+            panic!("{:?}", found.hand_applied);
+        };
+        assert_eq!(entry, "clusters/dev");
+        assert_eq!(source.to_string(), "GitRepository/flux-system/shared");
     }
 
     #[test]
