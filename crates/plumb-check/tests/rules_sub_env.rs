@@ -333,6 +333,42 @@ fn env001_overlay_adds_a_directory_named_as_such() {
 }
 
 #[test]
+fn env001_pointing_the_clusters_sync_at_its_own_directory_is_no_change() {
+    // microscaler/shared-gitops-k8s-cluster: each cluster's kustomization (applied with
+    // `kubectl apply -k`) patches the shared sync Kustomization's path to the cluster's own
+    // directory: what makes it that cluster. A path elsewhere is a change of the platform.
+    let root = fresh_copy(&fixture("ENV001", "good"), "env001-sync-path");
+    write(
+        &root,
+        "clusters/dev/apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dev-apps\n  namespace: default\n",
+    );
+    write(
+        &root,
+        "clusters/dev/sync-path.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  path: ./clusters/dev/apps\n",
+    );
+    edit(
+        &root,
+        "clusters/dev/kustomization.yaml",
+        "  - path: cluster-vars.yaml\n",
+        "  - path: cluster-vars.yaml\n  - path: sync-path.yaml\n  - target: {kind: Kustomization, name: apps}\n    patch: |-\n      - op: replace\n        path: /spec/path\n        value: ./clusters/dev/apps\n",
+    );
+    let findings = check(&root);
+    assert!(findings.iter().all(|f| f.code != "ENV001"), "{findings:#?}");
+    edit(
+        &root,
+        "clusters/dev/kustomization.yaml",
+        "        value: ./clusters/dev/apps\n",
+        "        value: ./apps/dev-only\n",
+    );
+    assert_eq!(
+        places(&check(&root)),
+        vec![at("ENV001", "clusters/dev/kustomization.yaml", 8, 5)]
+    );
+}
+
+#[test]
 fn env001_the_clusters_own_bootstrap_directory_is_no_change() {
     // JiwooL0920/fleet-infra, sulibot/home-ops: `flux bootstrap` writes flux-system/ (the
     // Flux install and the Kustomization that syncs this very directory) into each cluster's

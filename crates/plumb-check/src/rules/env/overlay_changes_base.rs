@@ -99,11 +99,18 @@ impl Rule for OverlayChangesBase {
                 })
                 .collect()
         };
-        let allowed_text = allowed
-            .iter()
-            .map(|(k, n)| format!("{k}/{n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        // The objects it may patch, when there are any: ` (ConfigMap/cluster-vars)`.
+        let allowed_text = match allowed.is_empty() {
+            true => String::new(),
+            false => format!(
+                " ({})",
+                allowed
+                    .iter()
+                    .map(|(k, n)| format!("{k}/{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         let root = cx.build.root.as_path();
         for dir in overlay_dirs(cx) {
             let Some(overlay) = Overlay::read(root, &dir) else {
@@ -136,7 +143,7 @@ impl Rule for OverlayChangesBase {
                     Finding::new(
                         "ENV001",
                         format!(
-                            "overlay {dir} sets `{field}`, which changes the base's objects: an environment overlay may only change the cluster's variables ({allowed_text})"
+                            "overlay {dir} sets `{field}`, which changes the base's objects: an environment overlay may only change the cluster's variables{allowed_text}"
                         ),
                         help(),
                     )
@@ -160,7 +167,7 @@ impl Rule for OverlayChangesBase {
                     Finding::new(
                         "ENV001",
                         format!(
-                            "overlay {dir} {} {what}: an environment overlay may only change the cluster's variables ({allowed_text})",
+                            "overlay {dir} {} {what}: an environment overlay may only change the cluster's variables{allowed_text}",
                             edit.verb
                         ),
                         help(),
@@ -278,6 +285,21 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
             (None, None, Some(patch)) => (None, Some(patch)),
             _ => (None, None),
         };
+        // The cluster's own sync pointed at the cluster's directory (microscaler's
+        // `kubectl apply -k gitops/clusters/dev` patches `cluster-control` to
+        // `./gitops/clusters/dev/control`): what makes the overlay this cluster, no change to
+        // the platform.
+        let text = match (&file, inline) {
+            (Some(f), _) => std::fs::read_to_string(root.join(f)).ok(),
+            (None, Some(node)) => node.scalar_value().map(str::to_string),
+            _ => None,
+        };
+        let kustomization = target
+            .as_ref()
+            .is_none_or(|t| t.as_ref().is_none_or(|(kind, _)| kind == "Kustomization"));
+        if kustomization && text.is_some_and(|t| points_sync_into(&t, &overlay.dir)) {
+            continue;
+        }
         if let Some(target) = target {
             let location = file
                 .as_ref()
@@ -327,6 +349,42 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
                 location: location.clone(),
             });
         }
+    }
+}
+
+/// Whether a patch only points a Flux Kustomization's `spec.path` into `dir` (relative to the
+/// root): a JSON 6902 `replace` or `add` of `/spec/path`, or a strategic merge patch of a
+/// `kustomize.toolkit.fluxcd.io` Kustomization whose spec holds `path` alone.
+fn points_sync_into(text: &str, dir: &str) -> bool {
+    use plumb_flux::source::clean_relative;
+    let inside = |path: &str| {
+        let (path, dir) = (clean_relative(path), clean_relative(dir));
+        path == dir || path.starts_with(&format!("{dir}/"))
+    };
+    let Ok(docs) = plumb_yaml::parse_documents("patch", text) else {
+        return false;
+    };
+    let docs: Vec<&Node> = docs.iter().filter(|d| !d.is_null()).collect();
+    match docs.as_slice() {
+        [doc] if doc.is_sequence() => doc.as_sequence().is_some_and(|ops| {
+            !ops.is_empty()
+                && ops.iter().all(|op| {
+                    matches!(op.str_at(&["op"]), Some("replace" | "add"))
+                        && op.str_at(&["path"]) == Some("/spec/path")
+                        && op.str_at(&["value"]).is_some_and(inside)
+                })
+        }),
+        [doc] => {
+            doc.str_at(&["apiVersion"])
+                .is_some_and(|v| v.starts_with("kustomize.toolkit.fluxcd.io/"))
+                && doc.str_at(&["kind"]) == Some("Kustomization")
+                && doc
+                    .get("spec")
+                    .and_then(Node::as_mapping)
+                    .is_some_and(|spec| spec.len() == 1)
+                && doc.str_at(&["spec", "path"]).is_some_and(inside)
+        }
+        _ => false,
     }
 }
 
