@@ -103,6 +103,28 @@ fn is_plaintext(value: &str) -> bool {
         && !is_alertmanager_config_without_credentials(value)
         && !is_configuration_without_credentials(value)
         && !is_template_placeholder(value)
+        && !is_placeholder(value)
+}
+
+/// Whether the whole value is a placeholder someone is to replace, not a credential:
+/// `REPLACE_WITH_CA_CRT`, `replace-me`, `CHANGEME`, `your-api-key-here`, `<your token>`, `xxxx`,
+/// `TODO`. None is a secret that leaked; a placeholder left to reach the cluster is SUB002's.
+/// A word after one (`changeme-bootstrap-password`, which authentik takes as given) is a
+/// value chosen, and still judged.
+fn is_placeholder(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(['-', '_', ' ', '.'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let angle = value.starts_with('<') && value.ends_with('>') && !value[1..].contains('<');
+    let crosses = lower.len() >= 3 && lower.chars().all(|c| c == 'x' || c == '*');
+    let replace = matches!(
+        words.as_slice(),
+        ["replace" | "change", "me"] | ["replaceme" | "changeme" | "todo" | "tbd" | "fixme"]
+    ) || matches!(words.as_slice(), ["replace", "with", ..] if words.len() > 2);
+    let yours = words.first() == Some(&"your") && words.last() == Some(&"here") && words.len() > 2;
+    angle || crosses || replace || yours
 }
 
 /// Whether the whole value is one placeholder a tool fills in when it renders the file: Nix's
@@ -734,6 +756,31 @@ mod tests {
                 "secretGenerator `literal` has the literal `password` in plaintext",
             ]
         );
+    }
+
+    #[test]
+    fn placeholders_someone_is_to_replace_are_not_secrets() {
+        // TheBranchDriftCatalyst/talos-homelab's Secrets waiting for their certificates and
+        // API key.
+        for placeholder in [
+            "REPLACE_WITH_CA_CRT",
+            "replace-me",
+            "CHANGEME",
+            "your-api-key-here",
+            "<your token>",
+            "xxxxxxxx",
+            "TODO",
+        ] {
+            assert!(!is_plaintext(placeholder), "{placeholder}");
+        }
+        for value in [
+            "changeme-bootstrap-password",
+            "replace",
+            "yourpasswordhere1",
+            "x",
+        ] {
+            assert!(is_plaintext(value), "{value}");
+        }
     }
 
     #[test]
