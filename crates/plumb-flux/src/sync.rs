@@ -370,6 +370,13 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // listed file is applied where it is listed.
     let mut kustomization_files: Vec<String> = Vec::new();
     let mut listed_files: HashMap<String, String> = HashMap::new();
+    // Every (kustomization directory, file it lists) pair.
+    let mut file_listings: HashSet<(String, String)> = HashSet::new();
+    // The Kustomizations that may sync the directory that applies them, in walk order: each
+    // with its path, its file and its source's id; and the GitRepositories that may be this
+    // tree, with their file and whether that is known (the bootstrap one, a remote's URL).
+    let mut self_sync_candidates: Vec<(String, String, ObjectRef, Object)> = Vec::new();
+    let mut tree_sources: Vec<(ObjectRef, bool, String)> = Vec::new();
     // The directories each kustomization file lists, by the directory it is in.
     let mut listing: HashMap<String, Vec<String>> = HashMap::new();
     // Sources the repository defines, and directories its kustomization.yaml files list.
@@ -427,6 +434,7 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                         .push(rel.clone());
                     referenced.push(rel);
                 } else {
+                    file_listings.insert((dir_rel.clone(), rel.clone()));
                     listed_files.entry(rel).or_insert_with(|| dir_rel.clone());
                 }
             }
@@ -441,23 +449,26 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
         // A tree with no git remote to compare with (an export, an unpacked archive) cannot
         // say which URL it is: there, a GitRepository of a branch counts too, for a
         // Kustomization beside it whose path (not the root) holds them both.
-        let git_repositories: Vec<(ObjectRef, bool)> = objects
-            .iter()
-            .filter(|o| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
-            .filter_map(|o| {
-                let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
-                let url = o.str_at(&["spec", "url"]);
-                let known = o.name() == BOOTSTRAP_NAME
-                    || url.is_some_and(|url| checkout.is_checked_out(url, reference));
-                let unknown = !known
-                    && ((checkout.cannot_say(reference) && url.is_none_or(own_url))
-                        || url.is_some_and(|url| checkout.may_fork(url, reference)));
-                (known || unknown).then(|| {
-                    let id = ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
-                    (id, known)
-                })
-            })
-            .collect();
+        tree_sources.extend(
+            objects
+                .iter()
+                .zip(&files)
+                .filter(|(o, _)| o.is(crate::model::SOURCE_GROUP, "GitRepository"))
+                .filter_map(|(o, file)| {
+                    let reference = o.value["spec"].get("ref").unwrap_or(&Value::Null);
+                    let url = o.str_at(&["spec", "url"]);
+                    let known = o.name() == BOOTSTRAP_NAME
+                        || url.is_some_and(|url| checkout.is_checked_out(url, reference));
+                    let unknown = !known
+                        && ((checkout.cannot_say(reference) && url.is_none_or(own_url))
+                            || url.is_some_and(|url| checkout.may_fork(url, reference)));
+                    (known || unknown).then(|| {
+                        let id =
+                            ObjectRef::new("GitRepository", o.namespace_or_default(), o.name());
+                        (id, known, file.to_string())
+                    })
+                }),
+        );
         for object in &objects {
             if let Some((id, url)) = crate::model::Source::id_and_url(object) {
                 let reference = object.value["spec"]
@@ -496,27 +507,57 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             let has_source = object.value["spec"].get("sourceRef").is_some();
             let (path, source_ref) = FluxKustomization::path_and_source(&object);
             let p = source::clean_relative(path.as_deref().unwrap_or(""));
-            let inside = is_within(dir_rel, &p);
-            let syncs_checkout = git_repositories
-                .iter()
-                .any(|(id, known)| *id == source_ref && (*known || !p.is_empty()));
-            if inside && syncs_checkout {
-                push_unique(&mut discovery.entries, p.clone());
-                if !discovery.entry_kustomizations.iter().any(|(e, _)| *e == p) {
-                    discovery
-                        .entry_kustomizations
-                        .push((p.clone(), object.clone()));
-                }
-            }
             if let Some(target) = object.str_at(&["spec", "targetNamespace"]) {
                 if !target.is_empty() {
                     targets.push((p.clone(), target.to_string()));
                 }
             }
             if has_source {
-                kustomizations.push((dir_rel.clone(), p, source_ref));
+                kustomizations.push((dir_rel.clone(), p.clone(), source_ref.clone()));
                 kustomization_files.push(file.to_string());
+                if source_ref.kind == "GitRepository" {
+                    self_sync_candidates.push((p, file.to_string(), source_ref, object));
+                }
             }
+        }
+    }
+    // A Kustomization syncs the cluster's directory when that directory's build applies both
+    // it and the GitRepository of this tree it syncs from (a kustomization there may list them
+    // from elsewhere: clementd64/fleet-infra-legacy's clusters/maktha); a path that holds
+    // their directory but whose kustomization does not list it does not (Apocrathia/homelab's
+    // flux/manifests lists its layers, not the bootstrap directory inside it).
+    let applies = Applies {
+        listing: &listing,
+        file_listings: &file_listings,
+    };
+    // Or, as `flux bootstrap` leaves it, the Kustomization and its GitRepository are written
+    // in one directory inside the path, which nothing else applies (a cluster's kustomization
+    // may leave its flux-system directory out: bootstrap applied it).
+    let dir_of = |file: &str| file.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let mut entries_found: Vec<(String, Object)> = Vec::new();
+    for (i, (p, file, source_ref, _)) in self_sync_candidates.iter().enumerate() {
+        let from_tree = |applied: &dyn Fn(&str) -> bool| {
+            tree_sources.iter().any(|(id, known, source_file)| {
+                id == source_ref && (*known || !p.is_empty()) && applied(source_file)
+            })
+        };
+        let applied_here =
+            applies.file(p, file) && from_tree(&|source_file| applies.file(p, source_file));
+        let bootstrapped = !applied_here
+            && is_within(&dir_of(file), p)
+            && from_tree(&|source_file| dir_of(source_file) == dir_of(file))
+            && !self_sync_candidates
+                .iter()
+                .enumerate()
+                .any(|(j, (other, ..))| j != i && applies.file(other, file));
+        if applied_here || bootstrapped {
+            entries_found.push((p.clone(), self_sync_candidates[i].3.clone()));
+        }
+    }
+    for (p, object) in entries_found {
+        push_unique(&mut discovery.entries, p.clone());
+        if !discovery.entry_kustomizations.iter().any(|(e, _)| *e == p) {
+            discovery.entry_kustomizations.push((p, object));
         }
     }
     for (i, dir) in unplaced {
@@ -666,6 +707,59 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     }
     discovery.file_system = Some(fs);
     discovery
+}
+
+/// Which files the build of a directory applies, as far as the walk can tell: a directory
+/// with a kustomization file applies the files it lists and what the directories it lists
+/// apply; one without (kustomize-controller generates its kustomization) applies its files and
+/// those below it, down to directories with a kustomization file, which apply as above.
+struct Applies<'a> {
+    /// The directories each kustomization file lists, by its directory.
+    listing: &'a HashMap<String, Vec<String>>,
+    /// (kustomization directory, a file it lists).
+    file_listings: &'a HashSet<(String, String)>,
+}
+
+impl Applies<'_> {
+    /// Whether the build of `dir` applies `file` (both relative to the root).
+    fn file(&self, dir: &str, file: &str) -> bool {
+        let mut seen = HashSet::new();
+        self.file_from(dir, file, &mut seen)
+    }
+
+    fn file_from<'s>(&'s self, dir: &'s str, file: &str, seen: &mut HashSet<&'s str>) -> bool {
+        if !seen.insert(dir) {
+            return false;
+        }
+        if let Some(listed) = self.listing.get(dir) {
+            return self
+                .file_listings
+                .contains(&(dir.to_string(), file.to_string()))
+                || listed.iter().any(|d| self.file_from(d, file, seen));
+        }
+        let file_dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        if !is_within(file_dir, dir) {
+            return false;
+        }
+        // The first directory below `dir` on the way to the file that has a kustomization
+        // file decides; with none, the generated kustomization holds the file.
+        let below = file_dir
+            .strip_prefix(dir)
+            .unwrap_or(file_dir)
+            .trim_start_matches('/');
+        let mut at = dir.to_string();
+        for name in below.split('/').filter(|n| !n.is_empty()) {
+            at = if at.is_empty() {
+                name.to_string()
+            } else {
+                format!("{at}/{name}")
+            };
+            if let Some((key, _)) = self.listing.get_key_value(at.as_str()) {
+                return self.file_from(key, file, seen);
+            }
+        }
+        true
+    }
 }
 
 /// A source the repository defines: its id, URL and `spec.ref`, and the directory of its
@@ -1601,6 +1695,80 @@ mod tests {
         };
         assert_eq!(entry, "clusters/dev");
         assert_eq!(source.to_string(), "GitRepository/flux-system/shared");
+    }
+
+    #[test]
+    fn a_cluster_whose_build_lists_its_sync_from_elsewhere_syncs_itself() {
+        // clementd64/fleet-infra-legacy: clusters/maktha lists the GitRepository from one
+        // directory and the Kustomization syncing ./clusters/maktha from another.
+        let tree = repository(&[
+            ("clusters/c1/kustomization.yaml", "resources: [../../shared/sources, flux]\n".to_string()),
+            ("clusters/c1/flux/kustomization.yaml", "resources: [main.yaml]\n".to_string()),
+            (
+                "clusters/c1/flux/main.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: main, namespace: flux-system}\nspec:\n  path: ./clusters/c1\n  sourceRef: {kind: GitRepository, name: fleet-infra}\n".to_string(),
+            ),
+            ("shared/sources/kustomization.yaml", "resources: [repository.yaml]\n".to_string()),
+            (
+                "shared/sources/repository.yaml",
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet-infra, namespace: flux-system}\nspec:\n  url: ssh://git@github.com/example/fleet-infra.git\n  ref: {branch: main}\n".to_string(),
+            ),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/c1"]);
+        assert_eq!(found.entry_kustomizations[0].1.name(), "main");
+    }
+
+    #[test]
+    fn a_path_that_holds_the_bootstrap_directory_without_building_it_is_no_cluster() {
+        // Apocrathia/homelab: flux-system syncs flux/manifests/01-bootstrap, whose manifests
+        // define `manifests`, syncing ./flux/manifests: a child of the one cluster (its
+        // kustomization lists the layers, not 01-bootstrap), not a second cluster.
+        let git = |name: &str| {
+            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  url: ssh://git@gitlab.com/example/homelab\n  ref: {{branch: main}}\n")
+        };
+        let ks = |name: &str, path: &str, source: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
+        };
+        let tree = repository(&[
+            (
+                "flux/manifests/01-bootstrap/flux-system/gotk-sync.yaml",
+                format!(
+                    "{}---\n{}",
+                    git("flux-system"),
+                    ks(
+                        "flux-system",
+                        "./flux/manifests/01-bootstrap",
+                        "flux-system"
+                    )
+                ),
+            ),
+            (
+                "flux/manifests/01-bootstrap/flux-system/manifests.yaml",
+                format!(
+                    "{}---\n{}",
+                    git("homelab"),
+                    ks("manifests", "./flux/manifests", "homelab")
+                ),
+            ),
+            (
+                "flux/manifests/01-bootstrap/flux-system/kustomization.yaml",
+                "resources: [gotk-sync.yaml, manifests.yaml]\n".to_string(),
+            ),
+            (
+                "flux/manifests/kustomization.yaml",
+                "resources: [02-apps.yaml]\n".to_string(),
+            ),
+            (
+                "flux/manifests/02-apps.yaml",
+                ks("apps", "./apps", "homelab"),
+            ),
+            ("apps/cm.yaml", "kind: ConfigMap".to_string()),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["flux/manifests/01-bootstrap"]);
     }
 
     #[test]
