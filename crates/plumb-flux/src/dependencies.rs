@@ -26,9 +26,13 @@ pub fn graph_diagnostics(
             .and_then(|n| n.as_sequence().and_then(|s| s.get(j)).or(Some(n)))
             .cloned()
     };
+    // A Kustomization not built (its source or a remote resource not fetched) may hold what
+    // no built one does: nothing can be said then ([`crate::unseen`]).
+    let unseen =
+        |namespace: &str| crate::unseen::unbuilt_holder(kustomizations, namespace).is_some();
     for k in kustomizations {
         for (j, dep) in k.kustomization.depends_on.iter().enumerate() {
-            if !index.contains_key(&dep.key()) {
+            if !index.contains_key(&dep.key()) && !unseen(&dep.namespace) {
                 out.push(
                     Diagnostic::warning(Code::DependencyMissing, format!(
                         "Kustomization {} depends on {}, which no Kustomization of this cluster creates: it will wait forever",
@@ -91,7 +95,10 @@ pub fn graph_diagnostics(
     let releases: Vec<String> = helm_releases.iter().map(|(h, _)| h.id.key()).collect();
     for (hr, _) in helm_releases {
         for dep in &hr.depends_on {
-            if dep.kind == "HelmRelease" && !releases.contains(&dep.key()) {
+            if dep.kind == "HelmRelease"
+                && !releases.contains(&dep.key())
+                && !unseen(&dep.namespace)
+            {
                 out.push(Diagnostic::warning(Code::DependencyMissing, format!(
                     "HelmRelease {} depends on HelmRelease {}, which no Kustomization of this cluster creates",
                     hr.id.key(),
@@ -136,4 +143,69 @@ fn find_cycles(
     }
     path.pop();
     state[i] = 2;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::graph_diagnostics;
+    use crate::build::{KustomizationBuild, Status};
+    use crate::model::{FluxKustomization, HelmRelease, Object, ObjectRef};
+
+    fn ks(name: &str, depends_on: &[&str], status: Status) -> KustomizationBuild {
+        let value = serde_json::json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": name, "namespace": "flux-system"},
+            "spec": {
+                "path": "./x",
+                "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+                "dependsOn": depends_on.iter().map(|d| serde_json::json!({"name": d})).collect::<Vec<_>>(),
+            },
+        });
+        KustomizationBuild {
+            kustomization: FluxKustomization::from_object(Object {
+                value,
+                origin: None,
+            }),
+            path: "x".into(),
+            source: "GitRepository/flux-system/flux-system".into(),
+            parent: None,
+            chain: vec![],
+            objects: vec![],
+            diagnostics: vec![],
+            synthetic: false,
+            status,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_dependency_an_unbuilt_kustomization_may_hold_is_not_called_missing() {
+        // gi8lino/k8s-gitops: minio dependsOn storage-system/backup, a release of the `infra`
+        // Kustomization, which could not be built offline.
+        let release = HelmRelease {
+            id: ObjectRef::new("HelmRelease", "minio", "minio"),
+            chart_source: None,
+            chart: None,
+            depends_on: vec![ObjectRef::new("HelmRelease", "storage-system", "backup")],
+        };
+        let releases = [(release, String::new())];
+        let built = [ks("apps", &["infra-typo"], Status::Built)];
+        let messages = |k: &[KustomizationBuild]| -> Vec<String> {
+            graph_diagnostics(k, &releases)
+                .into_iter()
+                .map(|d| d.message)
+                .collect()
+        };
+        assert_eq!(messages(&built).len(), 2, "{:?}", messages(&built));
+        let unavailable = [
+            built[0].clone(),
+            ks("infra", &[], Status::Unavailable("offline".into())),
+        ];
+        assert!(
+            messages(&unavailable).is_empty(),
+            "{:?}",
+            messages(&unavailable)
+        );
+    }
 }
