@@ -162,21 +162,13 @@ mod tests {
                 "dependsOn": depends_on.iter().map(|d| serde_json::json!({"name": d})).collect::<Vec<_>>(),
             },
         });
-        KustomizationBuild {
-            kustomization: FluxKustomization::from_object(Object {
+        crate::unseen::tests::built_with(
+            FluxKustomization::from_object(Object {
                 value,
                 origin: None,
             }),
-            path: "x".into(),
-            source: "GitRepository/flux-system/flux-system".into(),
-            parent: None,
-            chain: vec![],
-            objects: vec![],
-            diagnostics: vec![],
-            synthetic: false,
             status,
-            seconds: 0.0,
-        }
+        )
     }
 
     #[test]

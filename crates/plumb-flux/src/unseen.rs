@@ -61,7 +61,7 @@ impl Unseen {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{unbuilt_holder, Unseen};
     use crate::build::{KustomizationBuild, Status};
     use crate::model::{FluxKustomization, Object};
@@ -83,8 +83,17 @@ mod tests {
     }
 
     fn built(target: Option<&str>, status: Status) -> KustomizationBuild {
+        built_with(ks("a", target), status)
+    }
+
+    /// A Kustomization's build with `status`, nothing else: for the tests of what a cluster's
+    /// builds tell.
+    pub(crate) fn built_with(
+        kustomization: FluxKustomization,
+        status: Status,
+    ) -> KustomizationBuild {
         KustomizationBuild {
-            kustomization: ks("a", target),
+            kustomization,
             path: "x".into(),
             source: "GitRepository/flux-system/flux-system".into(),
             parent: None,
