@@ -549,7 +549,12 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
             && !self_sync_candidates
                 .iter()
                 .enumerate()
-                .any(|(j, (other, ..))| j != i && applies.file(other, file));
+                .any(|(j, (other, other_file, ..))| {
+                    // Another Kustomization applies this one, and is not one this path applies
+                    // in turn (abaas-madscience/home-k8s-gitops-flux's cluster re-applies its
+                    // flux-system directory through a child).
+                    j != i && applies.file(other, file) && !applies.file(p, other_file)
+                });
         if applied_here || bootstrapped {
             entries_found.push((p.clone(), self_sync_candidates[i].3.clone()));
         }
@@ -1695,6 +1700,36 @@ mod tests {
         };
         assert_eq!(entry, "clusters/dev");
         assert_eq!(source.to_string(), "GitRepository/flux-system/shared");
+    }
+
+    #[test]
+    fn a_cluster_that_reapplies_its_flux_system_through_a_child_is_still_one() {
+        // abaas-madscience/home-k8s-gitops-flux: clusters/lab's kustomization leaves
+        // flux-system/ out and lists a child Kustomization that applies it.
+        let ks = |name: &str, path: &str| {
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
+        };
+        let tree = repository(&[
+            (
+                "clusters/lab/flux-system/gotk-sync.yaml",
+                format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: flux-system, namespace: flux-system}}\nspec:\n  url: ssh://git@github.com/example/lab\n  ref: {{branch: main}}\n---\n{}", ks("flux-system", "./clusters/lab")),
+            ),
+            (
+                "clusters/lab/flux-system/kustomization.yaml",
+                "resources: [gotk-sync.yaml]\n".to_string(),
+            ),
+            (
+                "clusters/lab/kustomization.yaml",
+                "resources: [infra-flux-system.yaml]\n".to_string(),
+            ),
+            (
+                "clusters/lab/infra-flux-system.yaml",
+                ks("infra-flux-system", "./clusters/lab/flux-system"),
+            ),
+        ]);
+        let root = tree.path().canonicalize().unwrap();
+        let found = discover_in(&root, &[], Checkout::default());
+        assert_eq!(found.entries, ["clusters/lab"]);
     }
 
     #[test]
