@@ -1343,6 +1343,16 @@ const CASE_INSENSITIVE_HOSTS: [&str; 4] =
 mod tests {
     use super::*;
 
+    /// A Flux Kustomization in flux-system syncing `path` from the GitRepository `source`.
+    fn flux_kustomization(name: &str, path: &str, source: &str) -> String {
+        format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
+    }
+
+    /// A GitRepository in flux-system fetching `url` at `reference` (`{branch: main}`).
+    fn git_repository(name: &str, url: &str, reference: &str) -> String {
+        format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  url: {url}\n  ref: {reference}\n")
+    }
+
     #[test]
     fn uncovered_roots_are_the_outermost_directories_nothing_builds() {
         let ks = |dir: &str, path: Option<&str>| (dir.to_string(), path.map(str::to_string));
@@ -1570,9 +1580,7 @@ mod tests {
     fn an_app_listed_only_in_a_comment_is_no_cluster_entry() {
         // jmuchovej/homelab: `# - ../../../apps/local-ai/ollama`, pruned for now; the app's
         // directory holds its Flux Kustomization and nothing builds it.
-        let ks = |name: &str, path: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
-        };
+        let ks = |name: &str, path: &str| flux_kustomization(name, path, "flux-system");
         let tree = repository(&[
             ("clusters/da/flux/apps.yaml", ks("apps", "./clusters/da/apps")),
             (
@@ -1595,9 +1603,7 @@ mod tests {
     fn a_kustomization_whose_file_a_kustomization_lists_is_no_cluster_entry() {
         // gandazgul/k8s-infrastructure: one file per app in `apps/`, each cluster's
         // kustomization listing the files of the apps it runs; `apps/` is no cluster.
-        let ks = |name: &str, path: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
-        };
+        let ks = |name: &str, path: &str| flux_kustomization(name, path, "flux-system");
         let tree = repository(&[
             (
                 "clusters/da/flux/apps.yaml",
@@ -1635,12 +1641,7 @@ mod tests {
     fn in_an_export_a_git_repository_of_another_url_than_the_bootstrap_one_is_no_entry() {
         // tyzbit/fleet-infra: a private repository of secrets synced at `./clusters/corpus` of
         // its own tree. The export cannot say its URL, but its bootstrap GitRepository can.
-        let git = |name: &str, url: &str| {
-            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  url: {url}\n  ref: {{branch: main}}\n")
-        };
-        let ks = |name: &str, path: &str, source: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
-        };
+        let git = |name: &str, url: &str| git_repository(name, url, "{branch: main}");
         let layout = |secrets_url: &str| {
             repository(&[
                 (
@@ -1648,7 +1649,7 @@ mod tests {
                     format!(
                         "{}---\n{}",
                         git("flux-system", "ssh://git@github.com/example/fleet-infra"),
-                        ks("flux-system", "./clusters/a/flux", "flux-system")
+                        flux_kustomization("flux-system", "./clusters/a/flux", "flux-system")
                     ),
                 ),
                 (
@@ -1656,7 +1657,11 @@ mod tests {
                     format!(
                         "{}---\n{}",
                         git("kubernetes-secrets", secrets_url),
-                        ks("kubernetes-secrets", "./clusters/a", "kubernetes-secrets")
+                        flux_kustomization(
+                            "kubernetes-secrets",
+                            "./clusters/a",
+                            "kubernetes-secrets"
+                        )
                     ),
                 ),
                 ("clusters/a/apps/ns.yaml", "kind: Namespace".to_string()),
@@ -1681,13 +1686,27 @@ mod tests {
         let tree = repository(&[
             (
                 "root/sync/flux-sync.yaml",
-                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: shared, namespace: flux-system}\nspec:\n  url: ssh://git@github.com/example/shared.git\n  ref: {branch: main}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: cluster-control, namespace: flux-system}\nspec:\n  path: ./clusters/dev/control\n  sourceRef: {kind: GitRepository, name: shared}\n".to_string(),
+                format!(
+                    "{}---\n{}",
+                    git_repository(
+                        "shared",
+                        "ssh://git@github.com/example/shared.git",
+                        "{branch: main}"
+                    ),
+                    flux_kustomization("cluster-control", "./clusters/dev/control", "shared")
+                ),
             ),
-            ("root/sync/kustomization.yaml", "resources: [flux-sync.yaml]\n".to_string()),
-            ("clusters/dev/kustomization.yaml", "resources: [../../root/sync]\n".to_string()),
+            (
+                "root/sync/kustomization.yaml",
+                "resources: [flux-sync.yaml]\n".to_string(),
+            ),
+            (
+                "clusters/dev/kustomization.yaml",
+                "resources: [../../root/sync]\n".to_string(),
+            ),
             (
                 "clusters/dev/control/apps.yaml",
-                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\nspec:\n  path: ./apps\n  sourceRef: {kind: GitRepository, name: shared}\n".to_string(),
+                flux_kustomization("apps", "./apps", "shared"),
             ),
             ("apps/cm.yaml", "kind: ConfigMap".to_string()),
         ]);
@@ -1706,13 +1725,19 @@ mod tests {
     fn a_cluster_that_reapplies_its_flux_system_through_a_child_is_still_one() {
         // abaas-madscience/home-k8s-gitops-flux: clusters/lab's kustomization leaves
         // flux-system/ out and lists a child Kustomization that applies it.
-        let ks = |name: &str, path: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n")
-        };
+        let ks = |name: &str, path: &str| flux_kustomization(name, path, "flux-system");
         let tree = repository(&[
             (
                 "clusters/lab/flux-system/gotk-sync.yaml",
-                format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: flux-system, namespace: flux-system}}\nspec:\n  url: ssh://git@github.com/example/lab\n  ref: {{branch: main}}\n---\n{}", ks("flux-system", "./clusters/lab")),
+                format!(
+                    "{}---\n{}",
+                    git_repository(
+                        "flux-system",
+                        "ssh://git@github.com/example/lab",
+                        "{branch: main}"
+                    ),
+                    ks("flux-system", "./clusters/lab")
+                ),
             ),
             (
                 "clusters/lab/flux-system/kustomization.yaml",
@@ -1737,16 +1762,29 @@ mod tests {
         // clementd64/fleet-infra-legacy: clusters/maktha lists the GitRepository from one
         // directory and the Kustomization syncing ./clusters/maktha from another.
         let tree = repository(&[
-            ("clusters/c1/kustomization.yaml", "resources: [../../shared/sources, flux]\n".to_string()),
-            ("clusters/c1/flux/kustomization.yaml", "resources: [main.yaml]\n".to_string()),
+            (
+                "clusters/c1/kustomization.yaml",
+                "resources: [../../shared/sources, flux]\n".to_string(),
+            ),
+            (
+                "clusters/c1/flux/kustomization.yaml",
+                "resources: [main.yaml]\n".to_string(),
+            ),
             (
                 "clusters/c1/flux/main.yaml",
-                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: main, namespace: flux-system}\nspec:\n  path: ./clusters/c1\n  sourceRef: {kind: GitRepository, name: fleet-infra}\n".to_string(),
+                flux_kustomization("main", "./clusters/c1", "fleet-infra"),
             ),
-            ("shared/sources/kustomization.yaml", "resources: [repository.yaml]\n".to_string()),
+            (
+                "shared/sources/kustomization.yaml",
+                "resources: [repository.yaml]\n".to_string(),
+            ),
             (
                 "shared/sources/repository.yaml",
-                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet-infra, namespace: flux-system}\nspec:\n  url: ssh://git@github.com/example/fleet-infra.git\n  ref: {branch: main}\n".to_string(),
+                git_repository(
+                    "fleet-infra",
+                    "ssh://git@github.com/example/fleet-infra.git",
+                    "{branch: main}",
+                ),
             ),
         ]);
         let root = tree.path().canonicalize().unwrap();
@@ -1761,10 +1799,11 @@ mod tests {
         // define `manifests`, syncing ./flux/manifests: a child of the one cluster (its
         // kustomization lists the layers, not 01-bootstrap), not a second cluster.
         let git = |name: &str| {
-            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  url: ssh://git@gitlab.com/example/homelab\n  ref: {{branch: main}}\n")
-        };
-        let ks = |name: &str, path: &str, source: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: {source}}}\n")
+            git_repository(
+                name,
+                "ssh://git@gitlab.com/example/homelab",
+                "{branch: main}",
+            )
         };
         let tree = repository(&[
             (
@@ -1772,7 +1811,7 @@ mod tests {
                 format!(
                     "{}---\n{}",
                     git("flux-system"),
-                    ks(
+                    flux_kustomization(
                         "flux-system",
                         "./flux/manifests/01-bootstrap",
                         "flux-system"
@@ -1784,7 +1823,7 @@ mod tests {
                 format!(
                     "{}---\n{}",
                     git("homelab"),
-                    ks("manifests", "./flux/manifests", "homelab")
+                    flux_kustomization("manifests", "./flux/manifests", "homelab")
                 ),
             ),
             (
@@ -1797,7 +1836,7 @@ mod tests {
             ),
             (
                 "flux/manifests/02-apps.yaml",
-                ks("apps", "./apps", "homelab"),
+                flux_kustomization("apps", "./apps", "homelab"),
             ),
             ("apps/cm.yaml", "kind: ConfigMap".to_string()),
         ]);
@@ -1808,12 +1847,8 @@ mod tests {
 
     #[test]
     fn a_cluster_applied_by_hand_beside_one_flux_syncs_is_an_entry() {
-        let git = |url: &str, reference: &str| {
-            format!("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: k8s-gitops, namespace: flux-system}}\nspec:\n  url: {url}\n  ref: {reference}\n")
-        };
-        let ks = |name: &str, path: &str| {
-            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: {path}\n  sourceRef: {{kind: GitRepository, name: k8s-gitops}}\n")
-        };
+        let git = |url: &str, reference: &str| git_repository("k8s-gitops", url, reference);
+        let ks = |name: &str, path: &str| flux_kustomization(name, path, "k8s-gitops");
         let url = "https://github.com/example/k8s-gitops.git";
         let tree = repository(&[
             // tvories/k8s-gitops: `nas` syncs itself.
