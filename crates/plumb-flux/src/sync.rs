@@ -366,16 +366,15 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // repositories whose bootstrap files are not committed.
     let mut kustomizations: Vec<(String, String, ObjectRef)> = Vec::new();
     // The file of each of them (relative to the root), and the files kustomization files
-    // list one by one, with the directory of the first that lists each: a Kustomization in a
-    // listed file is applied where it is listed.
+    // list one by one, each with the directories of the kustomizations that list it, in walk
+    // order: a Kustomization in a listed file is applied where it is first listed.
     let mut kustomization_files: Vec<String> = Vec::new();
-    let mut listed_files: HashMap<String, String> = HashMap::new();
-    // Every (kustomization directory, file it lists) pair.
-    let mut file_listings: HashSet<(String, String)> = HashSet::new();
-    // The Kustomizations that may sync the directory that applies them, in walk order: each
-    // with its path, its file and its source's id; and the GitRepositories that may be this
-    // tree, with their file and whether that is known (the bootstrap one, a remote's URL).
-    let mut self_sync_candidates: Vec<(String, String, ObjectRef, Object)> = Vec::new();
+    let mut file_listers: HashMap<String, Vec<String>> = HashMap::new();
+    // The Kustomizations that may sync the directory that applies them (a GitRepository
+    // source), in walk order: each by its place in `kustomizations`, with its object; and the
+    // GitRepositories that may be this tree, with their file and whether that is known (the
+    // bootstrap one, a remote's URL).
+    let mut self_sync_candidates: Vec<(usize, Object)> = Vec::new();
     let mut tree_sources: Vec<(ObjectRef, bool, String)> = Vec::new();
     // The directories each kustomization file lists, by the directory it is in.
     let mut listing: HashMap<String, Vec<String>> = HashMap::new();
@@ -434,8 +433,10 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                         .push(rel.clone());
                     referenced.push(rel);
                 } else {
-                    file_listings.insert((dir_rel.clone(), rel.clone()));
-                    listed_files.entry(rel).or_insert_with(|| dir_rel.clone());
+                    let listers = file_listers.entry(rel).or_default();
+                    if !listers.contains(dir_rel) {
+                        listers.push(dir_rel.clone());
+                    }
                 }
             }
             commented.extend(scan.commented);
@@ -513,11 +514,11 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                 }
             }
             if has_source {
-                kustomizations.push((dir_rel.clone(), p.clone(), source_ref.clone()));
-                kustomization_files.push(file.to_string());
                 if source_ref.kind == "GitRepository" {
-                    self_sync_candidates.push((p, file.to_string(), source_ref, object));
+                    self_sync_candidates.push((kustomizations.len(), object));
                 }
+                kustomizations.push((dir_rel.clone(), p, source_ref));
+                kustomization_files.push(file.to_string());
             }
         }
     }
@@ -528,41 +529,44 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
     // flux/manifests lists its layers, not the bootstrap directory inside it).
     let applies = Applies {
         listing: &listing,
-        file_listings: &file_listings,
+        file_listers: &file_listers,
     };
-    // Or, as `flux bootstrap` leaves it, the Kustomization and its GitRepository are written
-    // in one directory inside the path, which nothing else applies (a cluster's kustomization
-    // may leave its flux-system directory out: bootstrap applied it).
-    let dir_of = |file: &str| file.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-    let mut entries_found: Vec<(String, Object)> = Vec::new();
-    for (i, (p, file, source_ref, _)) in self_sync_candidates.iter().enumerate() {
-        let from_tree = |applied: &dyn Fn(&str) -> bool| {
-            tree_sources.iter().any(|(id, known, source_file)| {
-                id == source_ref && (*known || !p.is_empty()) && applied(source_file)
-            })
-        };
-        let applied_here =
-            applies.file(p, file) && from_tree(&|source_file| applies.file(p, source_file));
-        let bootstrapped = !applied_here
-            && is_within(&dir_of(file), p)
-            && from_tree(&|source_file| dir_of(source_file) == dir_of(file))
-            && !self_sync_candidates
-                .iter()
-                .enumerate()
-                .any(|(j, (other, other_file, ..))| {
-                    // Another Kustomization applies this one, and is not one this path applies
-                    // in turn (abaas-madscience/home-k8s-gitops-flux's cluster re-applies its
+    let syncs_itself: Vec<bool> = self_sync_candidates
+        .iter()
+        .map(|&(k, _)| {
+            let (_, p, source_ref) = &kustomizations[k];
+            let file = &kustomization_files[k];
+            let from_tree = |applied: &dyn Fn(&str) -> bool| {
+                tree_sources.iter().any(|(id, known, source_file)| {
+                    id == source_ref && (*known || !p.is_empty()) && applied(source_file)
+                })
+            };
+            let applied_here =
+                applies.file(p, file) && from_tree(&|source_file| applies.file(p, source_file));
+            // Or, as `flux bootstrap` leaves it, the Kustomization and its GitRepository are
+            // written in one directory inside the path, which nothing else applies (a cluster's
+            // kustomization may leave its flux-system directory out: bootstrap applied it).
+            let bootstrapped = !applied_here
+                && is_within(dir_of(file), p)
+                && from_tree(&|source_file| dir_of(source_file) == dir_of(file))
+                && !self_sync_candidates.iter().any(|&(j, _)| {
+                    // Another Kustomization applies this one, and is not one this path applies in
+                    // turn (abaas-madscience/home-k8s-gitops-flux's cluster re-applies its
                     // flux-system directory through a child).
-                    j != i && applies.file(other, file) && !applies.file(p, other_file)
+                    let other = &kustomizations[j].1;
+                    j != k && applies.file(other, file) && !applies.file(p, &kustomization_files[j])
                 });
-        if applied_here || bootstrapped {
-            entries_found.push((p.clone(), self_sync_candidates[i].3.clone()));
+            applied_here || bootstrapped
+        })
+        .collect();
+    for ((k, object), chosen) in self_sync_candidates.into_iter().zip(syncs_itself) {
+        let p = &kustomizations[k].1;
+        if !chosen {
+            continue;
         }
-    }
-    for (p, object) in entries_found {
         push_unique(&mut discovery.entries, p.clone());
-        if !discovery.entry_kustomizations.iter().any(|(e, _)| *e == p) {
-            discovery.entry_kustomizations.push((p, object));
+        if !discovery.entry_kustomizations.iter().any(|(e, _)| e == p) {
+            discovery.entry_kustomizations.push((p.clone(), object));
         }
     }
     for (i, dir) in unplaced {
@@ -609,18 +613,21 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
                                 .as_deref()
                                 .is_some_and(|u| checkout.is_checked_out(u, &d.reference))
                     }));
-            let applied_in = listed_files.get(file).unwrap_or(dir);
+            let applied_in = file_listers
+                .get(file)
+                .and_then(|l| l.first())
+                .unwrap_or(dir);
             (applied_in.clone(), (!elsewhere).then(|| path.clone()))
         })
         .collect();
     // Directories whose files other kustomizations list one by one hold parts that clusters
     // pick (gandazgul/k8s-infrastructure's `apps/`, one file per app): a file of one that no
     // cluster picks is an app none runs, and the directory is no cluster's root.
-    let parts: HashSet<&str> = listed_files
+    let parts: HashSet<&str> = file_listers
         .iter()
-        .filter_map(|(file, lister)| {
-            let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
-            (dir != lister).then_some(dir)
+        .filter_map(|(file, listers)| {
+            let dir = dir_of(file);
+            (listers.first().is_some_and(|first| first != dir)).then_some(dir)
         })
         .collect();
     let by_hand = if discovery.entries.is_empty() {
@@ -721,8 +728,8 @@ pub fn discover_in(root: &Path, mappings: &[SourceMapping], checkout: Checkout) 
 struct Applies<'a> {
     /// The directories each kustomization file lists, by its directory.
     listing: &'a HashMap<String, Vec<String>>,
-    /// (kustomization directory, a file it lists).
-    file_listings: &'a HashSet<(String, String)>,
+    /// The directories of the kustomizations that list each file.
+    file_listers: &'a HashMap<String, Vec<String>>,
 }
 
 impl Applies<'_> {
@@ -738,11 +745,12 @@ impl Applies<'_> {
         }
         if let Some(listed) = self.listing.get(dir) {
             return self
-                .file_listings
-                .contains(&(dir.to_string(), file.to_string()))
+                .file_listers
+                .get(file)
+                .is_some_and(|listers| listers.iter().any(|l| l == dir))
                 || listed.iter().any(|d| self.file_from(d, file, seen));
         }
-        let file_dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        let file_dir = dir_of(file);
         if !is_within(file_dir, dir) {
             return false;
         }
@@ -765,6 +773,11 @@ impl Applies<'_> {
         }
         true
     }
+}
+
+/// The directory of a file's path relative to the root (`""` for one at the root).
+fn dir_of(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// A source the repository defines: its id, URL and `spec.ref`, and the directory of its
