@@ -39,7 +39,7 @@ impl FluxPin {
             .iter()
             .find_map(|rel| {
                 let file = dir.join(rel);
-                let version = components_version(&std::fs::read_to_string(&file).ok()?)?;
+                let version = components_version(&file_head(&file)?)?;
                 let shown = file
                     .strip_prefix(root)
                     .unwrap_or(&file)
@@ -75,6 +75,19 @@ impl FluxPin {
             _ => None,
         }
     }
+}
+
+/// The first kilobyte of `file`, where gotk-components.yaml's header is: the whole file is
+/// half a megabyte of CRDs.
+fn file_head(file: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(String::from_utf8_lossy(&head).into_owned())
 }
 
 /// The version in gotk-components.yaml's header, among its first lines.
