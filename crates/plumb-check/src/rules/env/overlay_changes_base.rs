@@ -285,25 +285,33 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
             (None, None, Some(patch)) => (None, Some(patch)),
             _ => (None, None),
         };
+        // Its documents, read once: the file's, or the inline text's (empty ones left out).
+        let docs: Option<Vec<Node>> = match (&file, inline) {
+            (Some(f), _) => documents(&root.join(f)),
+            (None, Some(node)) => node
+                .scalar_value()
+                .and_then(|text| plumb_yaml::parse_documents("patch", text).ok())
+                .map(|docs| docs.into_iter().filter(|d| !d.is_null()).collect()),
+            _ => None,
+        };
         // The cluster's own sync pointed at the cluster's directory (microscaler's
         // `kubectl apply -k gitops/clusters/dev` patches `cluster-control` to
         // `./gitops/clusters/dev/control`): what makes the overlay this cluster, no change to
         // the platform.
-        let text = match (&file, inline) {
-            (Some(f), _) => std::fs::read_to_string(root.join(f)).ok(),
-            (None, Some(node)) => node.scalar_value().map(str::to_string),
-            _ => None,
-        };
         let kustomization = target
             .as_ref()
             .is_none_or(|t| t.as_ref().is_none_or(|(kind, _)| kind == "Kustomization"));
-        if kustomization && text.is_some_and(|t| points_sync_into(&t, &overlay.dir)) {
+        if kustomization
+            && docs
+                .as_deref()
+                .is_some_and(|d| points_sync_into(d, &overlay.dir))
+        {
             continue;
         }
         if let Some(target) = target {
-            let location = file
+            let location = docs
                 .as_ref()
-                .and_then(|f| documents(&root.join(f)))
+                .filter(|_| file.is_some())
                 .and_then(|docs| docs.first().and_then(|d| scope::location_of(cx, d)))
                 .or_else(|| scope::location_of(cx, item));
             edits.push(Edit {
@@ -314,7 +322,7 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
             });
             continue;
         }
-        if let Some(docs) = file.as_ref().and_then(|f| documents(&root.join(f))) {
+        if let (Some(_), Some(docs)) = (&file, &docs) {
             edits.extend(docs.iter().map(|doc| Edit {
                 subject: None,
                 target: kind_and_name(doc),
@@ -323,16 +331,8 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
             }));
             continue;
         }
-        let docs = inline
-            .and_then(Node::scalar_value)
-            .and_then(|text| plumb_yaml::parse_documents("patch", text).ok())
-            .unwrap_or_default();
         let location = scope::location_of(cx, inline.unwrap_or(item));
-        let targets: Vec<_> = docs
-            .iter()
-            .filter(|d| !d.is_null())
-            .map(kind_and_name)
-            .collect();
+        let targets: Vec<_> = docs.iter().flatten().map(kind_and_name).collect();
         if targets.is_empty() {
             edits.push(Edit {
                 subject: None,
@@ -355,17 +355,13 @@ fn patches(cx: &CheckContext<'_>, overlay: &Overlay, key: &str, edits: &mut Vec<
 /// Whether a patch only points a Flux Kustomization's `spec.path` into `dir` (relative to the
 /// root): a JSON 6902 `replace` or `add` of `/spec/path`, or a strategic merge patch of a
 /// `kustomize.toolkit.fluxcd.io` Kustomization whose spec holds `path` alone.
-fn points_sync_into(text: &str, dir: &str) -> bool {
+fn points_sync_into(docs: &[Node], dir: &str) -> bool {
     use plumb_flux::source::clean_relative;
     let inside = |path: &str| {
         let (path, dir) = (clean_relative(path), clean_relative(dir));
         path == dir || path.starts_with(&format!("{dir}/"))
     };
-    let Ok(docs) = plumb_yaml::parse_documents("patch", text) else {
-        return false;
-    };
-    let docs: Vec<&Node> = docs.iter().filter(|d| !d.is_null()).collect();
-    match docs.as_slice() {
+    match docs {
         [doc] if doc.is_sequence() => doc.as_sequence().is_some_and(|ops| {
             !ops.is_empty()
                 && ops.iter().all(|op| {
