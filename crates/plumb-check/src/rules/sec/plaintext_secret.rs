@@ -484,14 +484,9 @@ fn is_public_key(value: &str) -> bool {
 
 /// A `data` value: base64 of the secret, which may itself be a reference.
 fn is_plaintext_data(value: &str) -> bool {
-    use base64::Engine;
-    let compact: String = value.split_whitespace().collect();
-    match base64::engine::general_purpose::STANDARD.decode(compact.as_bytes()) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => is_plaintext(value) && is_plaintext(&text),
-            Err(_) => is_plaintext(value),
-        },
-        Err(_) => is_plaintext(value),
+    match super::decoded_data(value) {
+        Some(text) => is_plaintext(value) && is_plaintext(&text),
+        None => is_plaintext(value),
     }
 }
 

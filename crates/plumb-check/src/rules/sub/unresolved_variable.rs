@@ -236,27 +236,18 @@ impl Rule for UnresolvedVariable {
 /// base64, which kustomize-controller substitutes as it finds it: a reference inside stays as
 /// written (fluxcd/kustomize-controller#1089).
 fn encoded_references(secret: &serde_json::Value) -> Vec<(String, String)> {
-    use base64::Engine as _;
     let mut found = Vec::new();
     let Some(data) = secret.get("data").and_then(|d| d.as_object()) else {
         return found;
     };
     for (key, value) in data {
-        let Some(encoded) = value.as_str() else {
-            continue;
-        };
-        // kustomize breaks long values into lines of 76 characters.
-        let encoded: String = encoded.split_whitespace().collect();
-        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(encoded) else {
-            continue;
-        };
-        let Ok(text) = std::str::from_utf8(&bytes) else {
+        let Some(text) = value.as_str().and_then(crate::rules::sec::decoded_data) else {
             continue;
         };
         if !text.contains("${") {
             continue;
         }
-        let Ok(refs) = varsub::references(text) else {
+        let Ok(refs) = varsub::references(&text) else {
             continue;
         };
         for r in refs {
