@@ -143,14 +143,7 @@ impl<'t> Reader<'t, '_> {
     /// ASCII letters, digits, `_` and `-` (go-yaml's names: `*app:`), otherwise where
     /// [`Reader::name_end`] ends it (`*app :`).
     fn alias_key_end(&self, i: usize) -> usize {
-        let mut word = i + 1;
-        while self
-            .b
-            .get(word)
-            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-        {
-            word += 1;
-        }
+        let word = crate::parse::go_yaml_name_end(self.b, i + 1);
         if word > i + 1 && self.at(word) == b':' && self.blank_at(word + 1) {
             word
         } else {

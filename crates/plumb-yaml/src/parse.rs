@@ -181,12 +181,23 @@ fn granit_pass(file: &Arc<SourceFile>, start: usize, read: &str, inserted: &[usi
 /// For an alias at `at` in `text` written `*name:` (a name of ASCII letters, digits, `_` and
 /// `-` right before a `:`): where that name ends.
 fn go_yaml_alias_name_end(text: &str, at: usize) -> Option<usize> {
-    let rest = text.as_bytes().get(at..)?.strip_prefix(b"*")?;
-    let word = rest
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'*') {
+        return None;
+    }
+    let end = go_yaml_name_end(b, at + 1);
+    (end > at + 1 && b.get(end) == Some(&b':')).then_some(end)
+}
+
+/// Where an anchor's or alias's name starting at `from` ends as go-yaml (and libyaml) reads
+/// it: after the ASCII letters, digits, `_` and `-` there.
+pub(crate) fn go_yaml_name_end(b: &[u8], from: usize) -> usize {
+    from + b
+        .get(from..)
+        .unwrap_or_default()
         .iter()
         .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-        .count();
-    (word > 0 && rest.get(word) == Some(&b':')).then_some(at + 1 + word)
+        .count()
 }
 
 /// Whether `c` ends an anchor's or alias's name: white space or a flow indicator.
